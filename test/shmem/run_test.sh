@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Runs one multi-PE test program under a launcher and a hard timeout, then judges the result.
+#
+#   run_test.sh [options] LAUNCHER PROGRAM
+#     --np N                 number of PEs (default 2)
+#     --timeout S            kill the whole launch after S seconds (default 120)
+#     --env K=V              set K=V for the launch (repeatable)
+#     --expect-status S      expected exit status: an integer, "nonzero", or 0 (default 0)
+#     --expect-stderr RE     extended regex that must match a line of stderr (repeatable;
+#                            "{np}" is replaced by N)
+#     --expect-output RE     same, but matched against stdout+stderr (repeatable)
+#     --no-survivors         the program writes its PID to $SHTEST_PIDDIR/<pe>; after the launcher
+#                            exits, none of those processes may still be alive (5 s grace)
+#
+# The launcher is started as: timeout -k 5 S LAUNCHER -np N --bind-to none PROGRAM.
+# On any failure the captured stdout/stderr are printed.
+set -u
+
+np=2 timeout_s=120 expect_status=0 no_survivors=0
+envs=() stderr_res=() output_res=()
+while [[ $# -gt 2 ]]; do
+  case "$1" in
+    --np) np=$2; shift 2 ;;
+    --timeout) timeout_s=$2; shift 2 ;;
+    --env) envs+=("$2"); shift 2 ;;
+    --expect-status) expect_status=$2; shift 2 ;;
+    --expect-stderr) stderr_res+=("$2"); shift 2 ;;
+    --expect-output) output_res+=("$2"); shift 2 ;;
+    --no-survivors) no_survivors=1; shift ;;
+    *) echo "run_test.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+[[ $# -eq 2 ]] || { echo "usage: run_test.sh [options] LAUNCHER PROGRAM" >&2; exit 2; }
+launcher=$1 program=$2
+
+work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/shtest.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/pids"
+
+for kv in "${envs[@]+"${envs[@]}"}"; do export "${kv?}"; done
+export SHTEST_PIDDIR="$work/pids"
+
+start=$(date +%s.%N)
+timeout -k 5 "$timeout_s" "$launcher" -np "$np" --bind-to none "$program" \
+  >"$work/out" 2>"$work/err" </dev/null
+status=$?
+end=$(date +%s.%N)
+elapsed=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
+
+problems=()
+if [[ $status -eq 124 || $status -eq 137 ]]; then
+  problems+=("timed out after ${timeout_s}s (status $status)")
+elif [[ $expect_status == nonzero ]]; then
+  [[ $status -ne 0 ]] || problems+=("exit status 0, expected non-zero")
+elif [[ $status -ne $expect_status ]]; then
+  problems+=("exit status $status, expected $expect_status")
+fi
+for re in "${stderr_res[@]+"${stderr_res[@]}"}"; do
+  re=${re//\{np\}/$np}
+  grep -Eq -- "$re" "$work/err" || problems+=("no stderr line matches /$re/")
+done
+for re in "${output_res[@]+"${output_res[@]}"}"; do
+  re=${re//\{np\}/$np}
+  cat "$work/out" "$work/err" | grep -Eq -- "$re" || problems+=("no output line matches /$re/")
+done
+if [[ $no_survivors -eq 1 ]]; then
+  for _ in $(seq 50); do
+    alive=()
+    for f in "$work"/pids/*; do
+      [[ -e $f ]] || continue
+      pid=$(cat "$f")
+      # a zombie is dead; only a running/sleeping process survives
+      st=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || true)
+      [[ -n $st && $st != Z && $st != X ]] && alive+=("PE $(basename "$f") pid $pid")
+    done
+    [[ ${#alive[@]} -eq 0 ]] && break
+    sleep 0.1
+  done
+  [[ ${#alive[@]} -eq 0 ]] || problems+=("still alive 5 s after the launcher exited: ${alive[*]}")
+  npid=$(ls "$work/pids" | wc -l)
+  [[ $npid -eq $np ]] || problems+=("only $npid of $np PEs started (pid files)")
+fi
+
+name=$(basename "$program")
+if [[ ${#problems[@]} -eq 0 ]]; then
+  echo "ok: $name -np $np (status $status, ${elapsed}s)"
+  [[ -s $work/out ]] && sed 's/^/  | /' "$work/out" | tail -n 20
+  exit 0
+fi
+echo "FAILED: $name -np $np (${elapsed}s)"
+for p in "${problems[@]}"; do echo "  - $p"; done
+echo "---- stdout ----"; tail -n 200 "$work/out"
+echo "---- stderr ----"; tail -n 200 "$work/err"
+exit 1

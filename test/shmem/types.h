@@ -1,0 +1,47 @@
+/* Type tables of OpenSHMEM 1.5 (see /work/shared/spec/type-tables.txt) as X-macros:
+ * X(C type, TYPENAME, is_floating). */
+#ifndef HOSHMEM_TEST_SHMEM_TYPES_H
+#define HOSHMEM_TEST_SHMEM_TYPES_H
+
+/* stdrmatypes (24) */
+#define SHT_RMA_TYPES(X)                                                                       \
+  X(float, float, 1) X(double, double, 1) X(long double, longdouble, 1) X(char, char, 0)        \
+  X(signed char, schar, 0) X(short, short, 0) X(int, int, 0) X(long, long, 0)                  \
+  X(long long, longlong, 0) X(unsigned char, uchar, 0) X(unsigned short, ushort, 0)             \
+  X(unsigned int, uint, 0) X(unsigned long, ulong, 0) X(unsigned long long, ulonglong, 0)       \
+  X(int8_t, int8, 0) X(int16_t, int16, 0) X(int32_t, int32, 0) X(int64_t, int64, 0)             \
+  X(uint8_t, uint8, 0) X(uint16_t, uint16, 0) X(uint32_t, uint32, 0) X(uint64_t, uint64, 0)     \
+  X(size_t, size, 0) X(ptrdiff_t, ptrdiff, 0)
+
+/* stdamotypes (12); OSHMEM (1.4) has only the first six. */
+#define SHT_AMO_STD_TYPES_14(X)                                                                 \
+  X(int, int, 0) X(long, long, 0) X(long long, longlong, 0) X(unsigned int, uint, 0)            \
+  X(unsigned long, ulong, 0) X(unsigned long long, ulonglong, 0)
+#ifdef SHTEST_OSHMEM
+#define SHT_AMO_STD_TYPES(X) SHT_AMO_STD_TYPES_14(X)
+#else
+#define SHT_AMO_STD_TYPES(X)                                                                    \
+  SHT_AMO_STD_TYPES_14(X)                                                                       \
+  X(int32_t, int32, 0) X(int64_t, int64, 0) X(uint32_t, uint32, 0) X(uint64_t, uint64, 0)       \
+  X(size_t, size, 0) X(ptrdiff_t, ptrdiff, 0)
+#endif
+
+/* extamotypes (14) = standard + float, double */
+#define SHT_AMO_EXT_FLOAT_TYPES(X) X(float, float, 1) X(double, double, 1)
+
+/* bitamotypes (7) */
+#define SHT_AMO_BIT_TYPES(X)                                                                    \
+  X(unsigned int, uint, 0) X(unsigned long, ulong, 0) X(unsigned long long, ulonglong, 0)       \
+  X(int32_t, int32, 0) X(int64_t, int64, 0) X(uint32_t, uint32, 0) X(uint64_t, uint64, 0)
+
+/* p2p sync types (current table = stdamotypes) */
+#define SHT_P2P_TYPES_14(X) SHT_AMO_STD_TYPES_14(X)
+#define SHT_P2P_TYPES(X)                                                                        \
+  SHT_AMO_STD_TYPES_14(X)                                                                       \
+  X(int32_t, int32, 0) X(int64_t, int64, 0) X(uint32_t, uint32, 0) X(uint64_t, uint64, 0)       \
+  X(size_t, size, 0) X(ptrdiff_t, ptrdiff, 0)
+
+/* Deterministic value of type T from a 64-bit pattern; floating values stay exact integers. */
+#define SHT_V(T, ISF, x) ((ISF) ? (T)((uint64_t)(x) & 0xFFFFFFu) : (T)(uint64_t)(x))
+
+#endif
