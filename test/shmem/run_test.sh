@@ -90,5 +90,5 @@ fi
 echo "FAILED: $name -np $np (${elapsed}s)"
 for p in "${problems[@]}"; do echo "  - $p"; done
 echo "---- stdout ----"; tail -n 200 "$work/out"
-echo "---- stderr ----"; tail -n 200 "$work/err"
+echo "---- stderr ----"; tail -n 60 "$work/err"
 exit 1

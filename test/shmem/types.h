@@ -44,4 +44,20 @@
 /* Deterministic value of type T from a 64-bit pattern; floating values stay exact integers. */
 #define SHT_V(T, ISF, x) ((ISF) ? (T)((uint64_t)(x) & 0xFFFFFFu) : (T)(uint64_t)(x))
 
+#ifdef SHTEST_OSHMEM
+/* OSHMEM (1.4) has bitwise AMOs for int32/int64/uint32/uint64 but not their fetch/set; for
+ * validation only, route them to the same-width 1.4 types. */
+#define SHT_SHIM(T, NAME, BASE, BT)                                                        \
+  static inline T shmem_##NAME##_atomic_fetch(const T *x, int pe) {                        \
+    return (T)shmem_##BASE##_atomic_fetch((const BT *)x, pe);                              \
+  }                                                                                        \
+  static inline void shmem_##NAME##_atomic_set(T *x, T v, int pe) {                        \
+    shmem_##BASE##_atomic_set((BT *)x, (BT)v, pe);                                         \
+  }
+SHT_SHIM(int32_t, int32, int, int)
+SHT_SHIM(int64_t, int64, long, long)
+SHT_SHIM(uint32_t, uint32, uint, unsigned int)
+SHT_SHIM(uint64_t, uint64, ulong, unsigned long)
+#endif
+
 #endif
