@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# A failing PE tears the whole job down: crash, non-zero exit, PMIx_Abort, exit without
+# finalize, PEs ignoring SIGTERM, and a signal to oshrun itself. Each time oshrun exits
+# non-zero with the expected status, prints one line naming the PE, and leaves no process
+# and no PMIx directory behind. The other PEs would otherwise block (fence) or sleep 60 s,
+# so finishing under the 20 s limit shows they were killed.
+source "$(dirname "$0")/testlib.sh"
+oshrun=$(abspath "$1")
+client=$(abspath "$2")
+out=$TEST_TMPDIR/out err=$TEST_TMPDIR/err
+
+# expect NAME STATUS LINE_REGEX client-args...
+expect() {
+  local name=$1 status=$2 line=$3
+  shift 3
+  run_job 20 "$out" "$err" "$oshrun" -np 4 "$client" --print-tmpdir "$@" "$marker"
+  if ((rc == 124 || rc == 137)); then
+    fail "$name: oshrun did not finish within 20 s"
+  elif ((rc != status)); then
+    fail "$name: exit status $rc, expected $status; stderr: $(cat "$err")"
+  elif [[ $(grep -c '^oshrun:' "$err") -ne 1 ]] || ! grep -Eq "^oshrun: $line" "$err"; then
+    fail "$name: expected one line matching 'oshrun: $line', got: $(cat "$err")"
+  else
+    pass "$name: status $rc, '$(grep '^oshrun:' "$err")'"
+  fi
+  check_tmpdir_removed "$name" "$out"
+  check_no_leftovers "$name"
+}
+
+expect "SIGSEGV in PE 2" 139 "PE 2 died from SIGSEGV \(killed the other 3 PEs\)$" --crash 2
+expect "PE 3 exits 3" 3 "PE 3 exited with status 3 \(killed the other 3 PEs\)$" --exit 3 3
+expect "PE 1 aborts 5" 5 "PE 1 called shmem_global_exit\(5\)" --abort 1 5
+expect "PE 0 aborts 5, others sleep" 5 "PE 0 called shmem_global_exit\(5\)" --abort 0 5 --others-sleep
+expect "PE 1 skips finalize" 1 "PE 1 exited without calling shmem_finalize" --no-finalize 1
+expect "PE 2 exits 9, others ignore SIGTERM" 9 "PE 2 exited with status 9" --exit 2 9 --ignore-term --others-sleep
+
+# SIGINT/SIGTERM to oshrun are forwarded; status 128+signal.
+for sig in INT TERM; do
+  timeout -k 2 20 "$oshrun" -np 3 "$client" --sleep 60 --print-tmpdir "$marker" >"$out" 2>"$err" &
+  job=$!
+  for _ in $(seq 100); do [[ $(grep -c '^tmpdir' "$out") -eq 3 ]] && break; sleep 0.1; done
+  kill -s "$sig" "$job"
+  wait "$job"
+  rc=$?
+  num=$(kill -l "$sig")
+  if ((rc != 128 + num)); then
+    fail "SIG$sig to oshrun: status $rc, expected $((128 + num)); stderr: $(cat "$err")"
+  else
+    grep -q "^oshrun: received SIG$sig, stopping 3 PEs$" "$err" && pass "SIG$sig to oshrun" ||
+      fail "SIG$sig to oshrun: message: $(cat "$err")"
+  fi
+  check_tmpdir_removed "SIG$sig" "$out"
+  check_no_leftovers "SIG$sig"
+done
+finish
