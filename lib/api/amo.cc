@@ -1,0 +1,207 @@
+// Atomic memory operations: standard, extended, bitwise, their fetching _nbi forms and the
+// deprecated 1.4 names. Each routine resolves the target and asks the atomics layer for the path:
+// CPU atomics on the mapped word (all-SW mode, same node) or the job's atomic backend.
+#include "lib/api/api.h"
+#include "lib/atomics/cpu_atomics.h"
+
+using namespace hoshmem;
+namespace cpu = hoshmem::atomics::cpu;
+using atomics::AmoOp;
+
+namespace {
+
+// The path for AMOs that a CPU atomic cannot serve (another node, or all-HW mode).
+template <class T>
+T via_backend(AmoOp op, const T *dest, T operand, T compare, int pe, const char *routine) {
+  if (!rt.remote_atomics)
+    fatal(routine, "no atomic backend reaches PE %d (mode %s)", pe, atomics::mode_name(rt.mode));
+  T old{};
+  atomics::AmoRequest r{op, sizeof(T), pe, dest, cpu::to_bits(operand), cpu::to_bits(compare),
+                        &old};
+  rt.remote_atomics->execute(r, false);
+  return old;
+}
+
+// Runs `cpu_op` on the mapped word when CPU atomics may serve `pe`, otherwise the backend.
+template <class T, class CpuOp>
+inline T run(AmoOp op, const T *dest, T operand, T compare, int pe, const char *routine,
+             CpuOp cpu_op) {
+  char *word = amo_address(dest, sizeof(T), pe, routine);
+  if (rt.cpu_atomics_ok[pe]) [[likely]] {
+    T old = cpu_op(word);
+    if (op != AmoOp::Fetch) notify(pe);
+    return old;
+  }
+  return via_backend<T>(op, dest, operand, compare, pe, routine);
+}
+
+template <class T>
+inline T fetch(const T *src, int pe, const char *r) {
+  return run<T>(AmoOp::Fetch, src, T{}, T{}, pe, r, [](char *w) { return cpu::fetch<T>(w); });
+}
+template <class T>
+inline void set(T *dest, T v, int pe, const char *r) {
+  run<T>(AmoOp::Set, dest, v, T{}, pe, r, [v](char *w) {
+    cpu::set<T>(w, v);
+    return T{};
+  });
+}
+template <class T>
+inline T swap(T *dest, T v, int pe, const char *r) {
+  return run<T>(AmoOp::Swap, dest, v, T{}, pe, r, [v](char *w) { return cpu::swap<T>(w, v); });
+}
+template <class T>
+inline T compare_swap(T *dest, T cond, T v, int pe, const char *r) {
+  return run<T>(AmoOp::CompareSwap, dest, v, cond, pe, r,
+                [cond, v](char *w) { return cpu::compare_swap<T>(w, cond, v); });
+}
+template <class T>
+inline T fetch_add(T *dest, T v, int pe, const char *r) {
+  return run<T>(AmoOp::FetchAdd, dest, v, T{}, pe, r,
+                [v](char *w) { return cpu::fetch_add<T>(w, v); });
+}
+template <class T>
+inline T fetch_and(T *dest, T v, int pe, const char *r) {
+  return run<T>(AmoOp::FetchAnd, dest, v, T{}, pe, r,
+                [v](char *w) { return cpu::fetch_and<T>(w, v); });
+}
+template <class T>
+inline T fetch_or(T *dest, T v, int pe, const char *r) {
+  return run<T>(AmoOp::FetchOr, dest, v, T{}, pe, r,
+                [v](char *w) { return cpu::fetch_or<T>(w, v); });
+}
+template <class T>
+inline T fetch_xor(T *dest, T v, int pe, const char *r) {
+  return run<T>(AmoOp::FetchXor, dest, v, T{}, pe, r,
+                [v](char *w) { return cpu::fetch_xor<T>(w, v); });
+}
+
+// A fetching _nbi AMO completes at once intra-node; its result is stored before returning.
+template <class T>
+inline void store_fetched(T *fetch_out, T value, const char *routine) {
+  check_local(fetch_out, sizeof(T), "fetch", routine);
+  *fetch_out = value;
+}
+
+}  // namespace
+
+extern "C" {
+
+#define DEFINE_AMO_STD(P, T, N)                                                                   \
+  T pshmem_##N##_atomic_compare_swap(T *dest, T cond, T value, int pe) {                         \
+    return compare_swap<T>(dest, cond, value, pe, HOSHMEM_ROUTINE);                              \
+  }                                                                                              \
+  T pshmem_##N##_atomic_fetch_inc(T *dest, int pe) {                                             \
+    return fetch_add<T>(dest, 1, pe, HOSHMEM_ROUTINE);                                           \
+  }                                                                                              \
+  void pshmem_##N##_atomic_inc(T *dest, int pe) { fetch_add<T>(dest, 1, pe, HOSHMEM_ROUTINE); }  \
+  T pshmem_##N##_atomic_fetch_add(T *dest, T value, int pe) {                                    \
+    return fetch_add<T>(dest, value, pe, HOSHMEM_ROUTINE);                                       \
+  }                                                                                              \
+  void pshmem_##N##_atomic_add(T *dest, T value, int pe) {                                       \
+    fetch_add<T>(dest, value, pe, HOSHMEM_ROUTINE);                                              \
+  }                                                                                              \
+  void pshmem_##N##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond, T value, int pe) {        \
+    store_fetched(fetch, compare_swap<T>(dest, cond, value, pe, HOSHMEM_ROUTINE),                \
+                  HOSHMEM_ROUTINE);                                                              \
+  }                                                                                              \
+  void pshmem_##N##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe) {                            \
+    store_fetched(fetch, fetch_add<T>(dest, 1, pe, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);           \
+  }                                                                                              \
+  void pshmem_##N##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe) {                   \
+    store_fetched(fetch, fetch_add<T>(dest, value, pe, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);       \
+  }
+HOSHMEM_AMO_STD_TYPES(DEFINE_AMO_STD, _)
+
+#define DEFINE_AMO_EXT(P, T, N)                                                                   \
+  T pshmem_##N##_atomic_fetch(const T *source, int pe) {                                         \
+    return fetch<T>(source, pe, HOSHMEM_ROUTINE);                                                \
+  }                                                                                              \
+  void pshmem_##N##_atomic_set(T *dest, T value, int pe) {                                       \
+    set<T>(dest, value, pe, HOSHMEM_ROUTINE);                                                    \
+  }                                                                                              \
+  T pshmem_##N##_atomic_swap(T *dest, T value, int pe) {                                         \
+    return swap<T>(dest, value, pe, HOSHMEM_ROUTINE);                                            \
+  }                                                                                              \
+  void pshmem_##N##_atomic_fetch_nbi(T *fetch_out, const T *source, int pe) {                    \
+    store_fetched(fetch_out, fetch<T>(source, pe, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);            \
+  }                                                                                              \
+  void pshmem_##N##_atomic_swap_nbi(T *fetch_out, T *dest, T value, int pe) {                    \
+    store_fetched(fetch_out, swap<T>(dest, value, pe, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);        \
+  }
+HOSHMEM_AMO_EXT_TYPES(DEFINE_AMO_EXT, _)
+
+#define DEFINE_AMO_BIT_OP(T, N, OP)                                                              \
+  T pshmem_##N##_atomic_fetch_##OP(T *dest, T value, int pe) {                                   \
+    return fetch_##OP<T>(dest, value, pe, HOSHMEM_ROUTINE);                                      \
+  }                                                                                              \
+  void pshmem_##N##_atomic_##OP(T *dest, T value, int pe) {                                      \
+    fetch_##OP<T>(dest, value, pe, HOSHMEM_ROUTINE);                                             \
+  }                                                                                              \
+  void pshmem_##N##_atomic_fetch_##OP##_nbi(T *fetch_out, T *dest, T value, int pe) {            \
+    store_fetched(fetch_out, fetch_##OP<T>(dest, value, pe, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);  \
+  }
+#define DEFINE_AMO_BIT(P, T, N) \
+  DEFINE_AMO_BIT_OP(T, N, and) DEFINE_AMO_BIT_OP(T, N, or) DEFINE_AMO_BIT_OP(T, N, xor)
+HOSHMEM_AMO_BIT_TYPES(DEFINE_AMO_BIT, _)
+
+// Deprecated (1.4) names.
+#define DEFINE_AMO_OLD_STD(P, T, N)                                                               \
+  T pshmem_##N##_cswap(T *dest, T cond, T value, int pe) {                                       \
+    return compare_swap<T>(dest, cond, value, pe, HOSHMEM_ROUTINE);                              \
+  }                                                                                              \
+  T pshmem_##N##_finc(T *dest, int pe) { return fetch_add<T>(dest, 1, pe, HOSHMEM_ROUTINE); }    \
+  void pshmem_##N##_inc(T *dest, int pe) { fetch_add<T>(dest, 1, pe, HOSHMEM_ROUTINE); }         \
+  T pshmem_##N##_fadd(T *dest, T value, int pe) {                                                \
+    return fetch_add<T>(dest, value, pe, HOSHMEM_ROUTINE);                                       \
+  }                                                                                              \
+  void pshmem_##N##_add(T *dest, T value, int pe) { fetch_add<T>(dest, value, pe, HOSHMEM_ROUTINE); }
+HOSHMEM_AMO_OLD_STD_TYPES(DEFINE_AMO_OLD_STD, _)
+
+#define DEFINE_AMO_OLD_EXT(P, T, N)                                                               \
+  T pshmem_##N##_fetch(const T *source, int pe) { return fetch<T>(source, pe, HOSHMEM_ROUTINE); } \
+  void pshmem_##N##_set(T *dest, T value, int pe) { set<T>(dest, value, pe, HOSHMEM_ROUTINE); }  \
+  T pshmem_##N##_swap(T *dest, T value, int pe) { return swap<T>(dest, value, pe, HOSHMEM_ROUTINE); }
+HOSHMEM_AMO_OLD_EXT_TYPES(DEFINE_AMO_OLD_EXT, _)
+
+}  // extern "C"
+
+#define ALIAS_AMO_STD(P, T, N)                                                                   \
+  HOSHMEM_ALIAS(shmem_##N##_atomic_compare_swap);                                                \
+  HOSHMEM_ALIAS(shmem_##N##_atomic_fetch_inc);                                                   \
+  HOSHMEM_ALIAS(shmem_##N##_atomic_inc);                                                         \
+  HOSHMEM_ALIAS(shmem_##N##_atomic_fetch_add);                                                   \
+  HOSHMEM_ALIAS(shmem_##N##_atomic_add);                                                         \
+  HOSHMEM_ALIAS(shmem_##N##_atomic_compare_swap_nbi);                                            \
+  HOSHMEM_ALIAS(shmem_##N##_atomic_fetch_inc_nbi);                                               \
+  HOSHMEM_ALIAS(shmem_##N##_atomic_fetch_add_nbi);
+HOSHMEM_AMO_STD_TYPES(ALIAS_AMO_STD, _)
+
+#define ALIAS_AMO_EXT(P, T, N)                                                                   \
+  HOSHMEM_ALIAS(shmem_##N##_atomic_fetch);                                                       \
+  HOSHMEM_ALIAS(shmem_##N##_atomic_set);                                                         \
+  HOSHMEM_ALIAS(shmem_##N##_atomic_swap);                                                        \
+  HOSHMEM_ALIAS(shmem_##N##_atomic_fetch_nbi);                                                   \
+  HOSHMEM_ALIAS(shmem_##N##_atomic_swap_nbi);
+HOSHMEM_AMO_EXT_TYPES(ALIAS_AMO_EXT, _)
+
+#define ALIAS_AMO_BIT_OP(N, OP)                                                                  \
+  HOSHMEM_ALIAS(shmem_##N##_atomic_fetch_##OP);                                                  \
+  HOSHMEM_ALIAS(shmem_##N##_atomic_##OP);                                                        \
+  HOSHMEM_ALIAS(shmem_##N##_atomic_fetch_##OP##_nbi);
+#define ALIAS_AMO_BIT(P, T, N) ALIAS_AMO_BIT_OP(N, and) ALIAS_AMO_BIT_OP(N, or) ALIAS_AMO_BIT_OP(N, xor)
+HOSHMEM_AMO_BIT_TYPES(ALIAS_AMO_BIT, _)
+
+#define ALIAS_AMO_OLD_STD(P, T, N)                                                               \
+  HOSHMEM_ALIAS(shmem_##N##_cswap);                                                              \
+  HOSHMEM_ALIAS(shmem_##N##_finc);                                                               \
+  HOSHMEM_ALIAS(shmem_##N##_inc);                                                                \
+  HOSHMEM_ALIAS(shmem_##N##_fadd);                                                               \
+  HOSHMEM_ALIAS(shmem_##N##_add);
+HOSHMEM_AMO_OLD_STD_TYPES(ALIAS_AMO_OLD_STD, _)
+
+#define ALIAS_AMO_OLD_EXT(P, T, N)                                                               \
+  HOSHMEM_ALIAS(shmem_##N##_fetch);                                                              \
+  HOSHMEM_ALIAS(shmem_##N##_set);                                                                \
+  HOSHMEM_ALIAS(shmem_##N##_swap);
+HOSHMEM_AMO_OLD_EXT_TYPES(ALIAS_AMO_OLD_EXT, _)

@@ -1,0 +1,137 @@
+// Symmetric memory management. Every routine is collective over the world: all PEs pass the same
+// arguments, the deterministic allocator returns the same offset everywhere, and the implied
+// barrier makes the new block usable by peers on return (and a freed one unused before reuse).
+#include <cstring>
+
+#include "lib/api/api.h"
+
+using namespace hoshmem;
+
+namespace {
+
+void *block_address(size_t offset) { return reinterpret_cast<char *>(rt.space.heap.base) + offset; }
+
+// Offset of a pointer returned by the allocator; fatal if it is not one.
+size_t block_offset(void *ptr, const char *routine) {
+  uintptr_t off = reinterpret_cast<uintptr_t>(ptr) - rt.space.heap.base;
+  if (off >= rt.space.heap.size || rt.memory.allocator().block_size(off) == 0)
+    fatal(routine, "%p was not returned by shmem_malloc/calloc/align/realloc", ptr);
+  return off;
+}
+
+void *allocate(size_t size, size_t alignment, const char *routine) {
+  if (!rt.initialized) fatal(routine, "called before shmem_init");
+  if (size == 0) return nullptr;  // no action and no barrier
+  void *result = nullptr;
+  {
+    std::lock_guard<std::recursive_mutex> guard(rt.setup_mutex);
+    if (auto off = rt.memory.allocator().allocate(size, alignment)) result = block_address(*off);
+  }
+  if (!result && rt.debug)
+    warn(routine, "symmetric heap exhausted: %zu bytes requested, %zu of %zu in use "
+         "(raise SHMEM_SYMMETRIC_SIZE)", size, rt.memory.allocator().bytes_in_use(),
+         rt.memory.allocator().capacity());
+  pshmem_barrier_all();
+  return result;
+}
+
+}  // namespace
+
+extern "C" {
+
+void *pshmem_malloc(size_t size) {
+  return allocate(size, SymmetricAllocator::kGranule, HOSHMEM_ROUTINE);
+}
+
+void *pshmem_malloc_with_hints(size_t size, long hints) {
+  const long known = SHMEM_MALLOC_ATOMICS_REMOTE | SHMEM_MALLOC_SIGNAL_REMOTE;
+  if (rt.debug && (hints & ~known))
+    warn(HOSHMEM_ROUTINE, "unknown hint bits 0x%lx ignored", hints & ~known);
+  // Intra-node every block serves atomics and signals equally well: hints change nothing yet.
+  return allocate(size, SymmetricAllocator::kGranule, HOSHMEM_ROUTINE);
+}
+
+void *pshmem_align(size_t alignment, size_t size) {
+  if (alignment == 0 || (alignment & (alignment - 1)) || alignment % sizeof(void *)) {
+    if (rt.debug)
+      warn(HOSHMEM_ROUTINE, "alignment %zu is not a power-of-two multiple of %zu", alignment,
+           sizeof(void *));
+    return nullptr;
+  }
+  return allocate(size, alignment, HOSHMEM_ROUTINE);
+}
+
+void *pshmem_calloc(size_t count, size_t size) {
+  size_t bytes;
+  if (count == 0 || size == 0) return nullptr;
+  if (__builtin_mul_overflow(count, size, &bytes)) {
+    pshmem_barrier_all();  // as for any other failed allocation
+    return nullptr;
+  }
+  if (!rt.initialized) fatal(HOSHMEM_ROUTINE, "called before shmem_init");
+  void *result = nullptr;
+  {
+    std::lock_guard<std::recursive_mutex> guard(rt.setup_mutex);
+    if (auto off = rt.memory.allocator().allocate(bytes, SymmetricAllocator::kGranule)) {
+      result = block_address(*off);
+      memset(result, 0, bytes);  // zeroed before the barrier, so no peer sees old contents
+    }
+  }
+  pshmem_barrier_all();
+  return result;
+}
+
+void pshmem_free(void *ptr) {
+  if (!ptr) return;
+  size_t off = block_offset(ptr, HOSHMEM_ROUTINE);
+  pshmem_barrier_all();  // nobody may still be writing the block
+  std::lock_guard<std::recursive_mutex> guard(rt.setup_mutex);
+  rt.memory.allocator().free(off);
+}
+
+void *pshmem_realloc(void *ptr, size_t size) {
+  if (!ptr) return pshmem_malloc(size);
+  if (size == 0) {
+    pshmem_free(ptr);
+    return nullptr;
+  }
+  size_t off = block_offset(ptr, HOSHMEM_ROUTINE);
+  pshmem_barrier_all();  // no peer still writes the old block while we copy it
+  void *result = ptr;
+  {
+    std::lock_guard<std::recursive_mutex> guard(rt.setup_mutex);
+    SymmetricAllocator &heap = rt.memory.allocator();
+    const size_t old_size = heap.block_size(off);
+    if (size > old_size) {
+      auto moved = heap.allocate(size, SymmetricAllocator::kGranule);
+      if (moved) {
+        result = block_address(*moved);
+        memcpy(result, ptr, old_size);
+        heap.free(off);
+      } else {
+        result = nullptr;  // the old block stays as it was
+      }
+    }
+  }
+  pshmem_barrier_all();
+  return result;
+}
+
+// Deprecated (1.2) names.
+void *pshmalloc(size_t size) { return pshmem_malloc(size); }
+void pshfree(void *ptr) { pshmem_free(ptr); }
+void *pshrealloc(void *ptr, size_t size) { return pshmem_realloc(ptr, size); }
+void *pshmemalign(size_t alignment, size_t size) { return pshmem_align(alignment, size); }
+
+}  // extern "C"
+
+HOSHMEM_ALIAS(shmem_malloc);
+HOSHMEM_ALIAS(shmem_malloc_with_hints);
+HOSHMEM_ALIAS(shmem_align);
+HOSHMEM_ALIAS(shmem_calloc);
+HOSHMEM_ALIAS(shmem_free);
+HOSHMEM_ALIAS(shmem_realloc);
+HOSHMEM_ALIAS(shmalloc);
+HOSHMEM_ALIAS(shfree);
+HOSHMEM_ALIAS(shrealloc);
+HOSHMEM_ALIAS(shmemalign);

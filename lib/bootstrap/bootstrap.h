@@ -1,0 +1,43 @@
+// lib/bootstrap: how a PE learns who it is and exchanges startup data with the other PEs.
+//
+// The production implementation is a PMIx client (oshrun, mpirun, prterun, srun --mpi=pmix all
+// serve PMIx); a process started with no launcher becomes a singleton job of one PE. Upper layers
+// use only this interface. Data exchange is tiny by design: with the heap at the same virtual
+// address everywhere, a peer needs a few bytes per segment.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace hoshmem {
+
+class Bootstrap {
+ public:
+  virtual ~Bootstrap() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Ranks on this node, ascending, including this one.
+  virtual const std::vector<int> &local_ranks() const = 0;
+  // A short description of the launcher for SHMEM_INFO ("pmix (nspace ...)" or "singleton").
+  virtual const char *launcher() const = 0;
+
+  // Publishes a value under key; visible to the others after exchange().
+  virtual void put(const char *key, const void *data, size_t len) = 0;
+  // Collective: every PE's published values become readable by every PE.
+  virtual void exchange() = 0;
+  // A value another PE published before the last exchange(). Fatal if missing.
+  virtual std::vector<uint8_t> get(int rank, const char *key) = 0;
+  // Collective synchronization through the launcher (slow; used only at startup/shutdown).
+  virtual void barrier() = 0;
+  // Tears the whole job down; the launcher reports status and message.
+  [[noreturn]] virtual void abort(int status, const char *message) = 0;
+  virtual void finalize() = 0;
+};
+
+// PMIx client when started by a PMIx launcher, otherwise a singleton. Fatal on PMIx errors.
+std::unique_ptr<Bootstrap> make_bootstrap();
+
+}  // namespace hoshmem

@@ -1,0 +1,28 @@
+// lib/coll: collective operations. For now the world barrier over the PEs of the node; teams and
+// the other collectives build on the same control blocks.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "lib/progress/wait.h"
+#include "lib/transport/shm/control_block.h"
+
+namespace hoshmem {
+
+// Dissemination barrier: ceil(log2 n) rounds; in round k each PE stores the barrier's epoch into
+// the round-k flag of PE (me + 2^k) mod n and waits for its own round-k flag to reach the epoch.
+// Flags only grow, so a fast PE entering the next barrier early cannot confuse a slow one.
+class ShmBarrier {
+ public:
+  void setup(int me, std::vector<shm::ControlBlock *> controls, const WaitPolicy *policy);
+  void run();
+
+ private:
+  int me_ = 0;
+  std::vector<shm::ControlBlock *> controls_;  // indexed by PE
+  const WaitPolicy *policy_ = nullptr;
+  uint64_t epoch_ = 0;
+};
+
+}  // namespace hoshmem

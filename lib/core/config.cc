@@ -1,0 +1,127 @@
+#include "lib/core/config.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "lib/base/error.h"
+#include "lib/base/parse.h"
+
+namespace hoshmem {
+namespace {
+
+struct Variable {
+  const char *name;
+  const char *deprecated_name;  // the SMA_ spelling, if any (the SHMEM_ one wins)
+  const char *default_value;
+  const char *accepted;
+  const char *description;
+};
+
+constexpr Variable kVariables[] = {
+    {"SHMEM_SYMMETRIC_SIZE", "SMA_SYMMETRIC_SIZE", "1G",
+     "a byte count with optional K/M/G/T suffix, e.g. 512M",
+     "size of the symmetric heap of each PE"},
+    {"SHMEM_DEBUG", "SMA_DEBUG", "0", "0 or 1",
+     "check the arguments of every call (PE range, symmetric address, bounds, alignment)"},
+    {"SHMEM_INFO", "SMA_INFO", "0", "0 or 1",
+     "PE 0 prints the version, the build and every variable at shmem_init"},
+    {"SHMEM_VERSION", "SMA_VERSION", "0", "0 or 1", "PE 0 prints the library version at shmem_init"},
+    {"HOSHMEM_ATOMICS", nullptr, "auto", "auto, sw or hw",
+     "atomicity mode: sw = CPU atomics (software inter-node), hw = HCA atomics; auto = hw if an "
+     "RDMA device is present"},
+    {"HOSHMEM_HEAP_BASE", nullptr, "0x500000000000", "an address (hex) or 0 for anywhere",
+     "virtual address of the symmetric heap on every PE"},
+    {"HOSHMEM_SHARE_GLOBALS", nullptr, "1", "0 or 1",
+     "make the executable's globals and statics remotely accessible"},
+    {"HOSHMEM_WAIT", nullptr, "auto", "auto, spin, yield or sleep",
+     "how a waiting PE waits: auto spins when every PE has a core, else yields then sleeps"},
+};
+
+const Variable &variable(const char *name) {
+  for (const Variable &v : kVariables)
+    if (strcmp(v.name, name) == 0) return v;
+  fatal("shmem_init", "internal: unknown variable %s", name);
+}
+
+// The raw text of a variable and which spelling provided it.
+const char *raw(const Variable &v, const char **source) {
+  if (const char *s = getenv(v.name)) {
+    *source = v.name;
+    return s;
+  }
+  if (v.deprecated_name) {
+    if (const char *s = getenv(v.deprecated_name)) {
+      *source = v.deprecated_name;
+      return s;
+    }
+  }
+  *source = nullptr;
+  return v.default_value;
+}
+
+[[noreturn]] void reject(const Variable &v, const char *source, const char *text) {
+  fatal("shmem_init", "invalid %s='%s': expected %s", source, text, v.accepted);
+}
+
+uint64_t size_var(const char *name) {
+  const Variable &v = variable(name);
+  const char *source;
+  const char *text = raw(v, &source);
+  auto value = parse_size(text);
+  if (!value || *value > (uint64_t{1} << 44)) reject(v, source ? source : name, text);
+  return *value;
+}
+
+bool bool_var(const char *name) {
+  const Variable &v = variable(name);
+  const char *source;
+  const char *text = raw(v, &source);
+  auto value = parse_bool(text);
+  if (!value) reject(v, source ? source : name, text);
+  return *value;
+}
+
+uint64_t uint_var(const char *name) {
+  const Variable &v = variable(name);
+  const char *source;
+  const char *text = raw(v, &source);
+  auto value = parse_uint(text);
+  if (!value) reject(v, source ? source : name, text);
+  return *value;
+}
+
+std::string choice_var(const char *name, std::initializer_list<const char *> choices) {
+  const Variable &v = variable(name);
+  const char *source;
+  const char *text = raw(v, &source);
+  for (const char *c : choices)
+    if (strcmp(c, text) == 0) return text;
+  reject(v, source ? source : name, text);
+}
+
+}  // namespace
+
+Config load_config() {
+  Config c;
+  c.symmetric_size = size_var("SHMEM_SYMMETRIC_SIZE");
+  c.debug = bool_var("SHMEM_DEBUG");
+  c.info = bool_var("SHMEM_INFO");
+  c.version = bool_var("SHMEM_VERSION");
+  c.atomics = choice_var("HOSHMEM_ATOMICS", {"auto", "sw", "hw"});
+  c.heap_base = uint_var("HOSHMEM_HEAP_BASE");
+  c.share_globals = bool_var("HOSHMEM_SHARE_GLOBALS");
+  c.wait = choice_var("HOSHMEM_WAIT", {"auto", "spin", "yield", "sleep"});
+  return c;
+}
+
+void print_config(const Config &, FILE *out) {
+  fprintf(out, "  %-22s %-16s %s\n", "variable", "value", "meaning");
+  for (const Variable &v : kVariables) {
+    const char *source;
+    const char *text = raw(v, &source);
+    fprintf(out, "  %-22s %-16s %s [%s%s]\n", v.name, text, v.description,
+            source ? "set by " : "default", source ? source : "");
+  }
+}
+
+}  // namespace hoshmem

@@ -1,0 +1,28 @@
+// lib/core: the environment variables hoshmem reads, parsed once at shmem_init. Every variable is
+// listed in one table (config.cc) which also feeds SHMEM_INFO=1 and README.md.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace hoshmem {
+
+struct Config {
+  uint64_t symmetric_size;  // SHMEM_SYMMETRIC_SIZE
+  bool debug;               // SHMEM_DEBUG
+  bool info;                // SHMEM_INFO
+  bool version;             // SHMEM_VERSION
+  std::string atomics;      // HOSHMEM_ATOMICS: auto | sw | hw
+  uint64_t heap_base;       // HOSHMEM_HEAP_BASE: where the heap goes on every PE (0: anywhere)
+  bool share_globals;       // HOSHMEM_SHARE_GLOBALS
+  std::string wait;         // HOSHMEM_WAIT: auto | spin | yield | sleep
+};
+
+// Reads and validates every variable; a bad value is fatal with the accepted range.
+Config load_config();
+
+// One line per variable: name, value in effect, where it came from, what it does.
+void print_config(const Config &config, FILE *out);
+
+}  // namespace hoshmem

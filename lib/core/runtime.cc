@@ -1,0 +1,166 @@
+#include "lib/core/runtime.h"
+
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "lib/base/parse.h"
+#include "lib/core/version.h"
+
+namespace hoshmem {
+
+Runtime rt;
+
+namespace {
+
+void abort_job(int status, const char *message) {
+  if (rt.boot) rt.boot->abort(status, message);
+  _exit(status);
+}
+
+// Programs that return from main without shmem_finalize still finalize (collectively) instead of
+// leaving their peers waiting.
+void finalize_at_exit() {
+  while (rt.initialized) runtime_finalize();
+}
+
+WaitPolicy choose_wait_policy(const std::string &how, int local_pes) {
+  WaitPolicy p;
+  const bool oversubscribed = local_pes > get_nprocs();
+  if (how == "spin" || (how == "auto" && !oversubscribed)) return p;
+  p.spin_iterations = 0;
+  if (how == "sleep") p.yield_iterations = 0;
+  if (how == "yield") p.sleep_timeout_ns = 50 * 1000;
+  return p;
+}
+
+}  // namespace
+
+const char *runtime_build_string() {
+  return "hoshmem " HOSHMEM_VERSION ", built with g++ " __VERSION__;
+}
+
+void runtime_init(int requested, int *provided, const char *routine) {
+  std::lock_guard<std::recursive_mutex> guard(rt.setup_mutex);
+  (void)requested;
+  // hoshmem is thread-safe throughout: every level up to MULTIPLE is provided.
+  rt.thread_level = 3;  // SHMEM_THREAD_MULTIPLE
+  if (provided) *provided = rt.thread_level;
+  if (rt.init_count++ > 0) return;  // 1.6: init is counted; only the first one sets up
+
+  set_abort_hook(abort_job);
+  rt.boot = make_bootstrap();
+  Bootstrap &boot = *rt.boot;
+  set_error_identity(boot.rank());
+  rt.config = load_config();
+  rt.me = boot.rank();
+  rt.npes = boot.size();
+  rt.debug = rt.config.debug;
+
+  const int local = static_cast<int>(boot.local_ranks().size());
+  if (local != rt.npes)
+    fatal(routine,
+          "the job spans several nodes (%d of %d PEs on this one) but no RDMA device is "
+          "present: inter-node communication needs an InfiniBand/RoCE HCA",
+          local, rt.npes);
+
+  const char *why = nullptr;
+  auto mode = atomics::choose_mode({rt.config.atomics, /*hca_present=*/false, false}, &why);
+  if (!mode) fatal(routine, "%s", why);
+  rt.mode = *mode;
+
+  rt.wait = choose_wait_policy(rt.config.wait, local);
+  HeapConfig heap;
+  heap.heap_size = rt.config.symmetric_size;
+  heap.base_hint = rt.config.heap_base;
+  heap.share_globals = rt.config.share_globals;
+  rt.memory.setup(boot, heap);
+  rt.space = rt.memory.space();
+
+  static std::vector<shm::ControlBlock *> controls;
+  controls.assign(rt.npes, nullptr);
+  rt.cpu_atomics_table = std::make_unique<bool[]>(rt.npes);
+  for (int pe = 0; pe < rt.npes; ++pe) {
+    controls[pe] = rt.memory.control(pe);
+    rt.cpu_atomics_table[pe] =
+        controls[pe] != nullptr && rt.mode == atomics::AtomicityMode::AllSoftware;
+  }
+  rt.control = controls.data();
+  rt.cpu_atomics_ok = rt.cpu_atomics_table.get();
+  rt.barrier.setup(rt.me, controls, &rt.wait);
+
+  static bool exit_hook = false;
+  if (!exit_hook) {
+    atexit(finalize_at_exit);
+    exit_hook = true;
+  }
+  rt.initialized = true;
+  rt.barrier.run();
+
+  if (rt.me == 0 && rt.config.info) runtime_print_info(stdout);
+  else if (rt.me == 0 && rt.config.version) printf("%s\n", runtime_build_string());
+  fflush(stdout);
+}
+
+void runtime_finalize() {
+  std::lock_guard<std::recursive_mutex> guard(rt.setup_mutex);
+  if (!rt.initialized) return;
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // quiet
+  rt.barrier.run();
+  if (--rt.init_count > 0) return;  // not the last finalize: it acts as barrier_all
+  rt.initialized = false;
+  rt.memory.teardown();
+  rt.space = SymmetricSpace{};
+  rt.control = nullptr;
+  rt.cpu_atomics_ok = nullptr;
+  rt.npes = 0;
+  rt.boot->finalize();
+  rt.boot.reset();
+  set_abort_hook(nullptr);
+}
+
+void runtime_print_info(FILE *out) {
+  char size[32];
+  fprintf(out, "hoshmem: OpenSHMEM %d.%d, %s\n", 1, 5, runtime_build_string());
+  fprintf(out, "  PEs: %d, launcher: %s\n", rt.npes, rt.boot ? rt.boot->launcher() : "-");
+  fprintf(out, "  atomicity mode: %s (CPU atomics on shared memory; no RDMA device: "
+          "PCIe-atomic coherence not applicable)\n", atomics::mode_name(rt.mode));
+  fprintf(out, "  symmetric heap: %s at %p (%s on every PE)\n",
+          format_size(rt.memory.heap_size(), size, sizeof size), rt.memory.heap_base(),
+          rt.memory.same_address_everywhere() ? "same address" : "different addresses");
+  fprintf(out, "  globals: %zu bytes of .data/.bss %s\n", rt.space.data.size,
+          rt.space.data.size ? "remotely accessible" : "not shared (HOSHMEM_SHARE_GLOBALS=0)");
+  fprintf(out, "  thread level: SHMEM_THREAD_MULTIPLE\n");
+  fprintf(out, "  environment:\n");
+  print_config(rt.config, out);
+}
+
+// --- error reports of the data path ---
+
+void report_bad_pe(int pe, const char *routine) {
+  if (!rt.initialized) fatal(routine, "called before shmem_init");
+  fatal(routine, "PE %d is out of range [0, %d)", pe, rt.npes);
+}
+
+void report_not_symmetric(const void *addr, int pe, const char *routine) {
+  if (!rt.initialized) fatal(routine, "called before shmem_init");
+  fatal(routine, "address %p (target PE %d) is not symmetric: not in the symmetric heap nor in "
+        "the executable's globals", addr, pe);
+}
+
+void report_out_of_bounds(const void *addr, size_t len, size_t room, const char *routine) {
+  fatal(routine, "%zu bytes at %p run past the end of the symmetric segment (%zu bytes left)", len,
+        addr, room);
+}
+
+void report_misaligned(const void *addr, size_t alignment, const char *routine) {
+  fatal(routine, "address %p is not aligned to %zu bytes", addr, alignment);
+}
+
+void report_null(const char *what, const char *routine) {
+  fatal(routine, "%s is NULL with a nonzero length", what);
+}
+
+}  // namespace hoshmem

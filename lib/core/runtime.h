@@ -1,0 +1,98 @@
+// lib/core: the state of the library in this process, and the checks every call makes.
+//
+// One Runtime object; its first cache lines hold what the data path reads on every call (my PE,
+// the number of PEs, the translation tables), the rest is touched only by setup and collectives.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "lib/atomics/backend.h"
+#include "lib/atomics/mode.h"
+#include "lib/base/error.h"
+#include "lib/bootstrap/bootstrap.h"
+#include "lib/coll/barrier.h"
+#include "lib/core/config.h"
+#include "lib/heap/symmetric_memory.h"
+#include "lib/progress/wait.h"
+
+namespace hoshmem {
+
+struct Runtime {
+  // --- hot: read by every RMA/AMO ---
+  int me = -1;
+  int npes = 0;
+  bool debug = false;
+  // true when AMOs on a PE may use CPU atomics on its mapped memory (all-SW mode, same node)
+  const bool *cpu_atomics_ok = nullptr;
+  SymmetricSpace space;
+  shm::ControlBlock *const *control = nullptr;  // per PE, null when off-node
+  // --- cold ---
+  bool initialized = false;
+  int init_count = 0;
+  int thread_level = 0;
+  Config config{};
+  atomics::AtomicityMode mode = atomics::AtomicityMode::AllSoftware;
+  atomics::AtomicBackend *remote_atomics = nullptr;  // inter-node / loopback backend, if any
+  WaitPolicy wait;
+  std::unique_ptr<Bootstrap> boot;
+  SymmetricMemory memory;
+  ShmBarrier barrier;
+  std::recursive_mutex setup_mutex;  // init/finalize/malloc family: collective, one thread at a time
+  std::unique_ptr<bool[]> cpu_atomics_table;
+};
+
+extern Runtime rt;
+
+// Setup and teardown (lib/core/runtime.cc).
+void runtime_init(int requested_thread_level, int *provided, const char *routine);
+void runtime_finalize();
+void runtime_print_info(FILE *out);
+const char *runtime_build_string();
+
+// --- checks on the data path ---
+
+[[noreturn]] void report_bad_pe(int pe, const char *routine);
+[[noreturn]] void report_not_symmetric(const void *addr, int pe, const char *routine);
+[[noreturn]] void report_out_of_bounds(const void *addr, size_t len, size_t room,
+                                       const char *routine);
+[[noreturn]] void report_misaligned(const void *addr, size_t alignment, const char *routine);
+[[noreturn]] void report_null(const char *what, const char *routine);
+
+// Where PE `pe`'s copy of the symmetric range [sym, sym + len) is mapped here. Always checks the
+// PE and that `sym` is symmetric (a wrong one would index the tables out of bounds); with
+// SHMEM_DEBUG also that the whole range is inside the segment.
+inline char *remote_address(const void *sym, size_t len, int pe, const char *routine) {
+  if (static_cast<unsigned>(pe) >= static_cast<unsigned>(rt.npes)) [[unlikely]]
+    report_bad_pe(pe, routine);
+  size_t room;
+  char *p = rt.space.translate(sym, pe, &room);
+  if (!p) [[unlikely]]
+    report_not_symmetric(sym, pe, routine);
+  if (rt.debug && len > room) [[unlikely]]
+    report_out_of_bounds(sym, len, room, routine);
+  return p;
+}
+
+// Same for the word an AMO targets; with SHMEM_DEBUG also checks its alignment.
+inline char *amo_address(const void *sym, size_t size, int pe, const char *routine) {
+  char *p = remote_address(sym, size, pe, routine);
+  if (rt.debug && (reinterpret_cast<uintptr_t>(sym) & (size - 1))) [[unlikely]]
+    report_misaligned(sym, size, routine);
+  return p;
+}
+
+// A local buffer argument; with SHMEM_DEBUG, NULL with a nonzero length is reported.
+inline void check_local(const void *buf, size_t len, const char *what, const char *routine) {
+  if (rt.debug && len && !buf) [[unlikely]]
+    report_null(what, routine);
+}
+
+// Tells PE `pe` its memory changed (wakes it if it sleeps in a wait).
+inline void notify(int pe) {
+  if (shm::ControlBlock *cb = rt.control[pe]) shm::ring_doorbell(cb);
+}
+
+}  // namespace hoshmem

@@ -1,0 +1,51 @@
+// lib/progress: how a PE waits for something another PE will do (a flag in a barrier, a value in
+// wait_until, a lock hand-over).
+//
+// Three phases: spin (cheapest wake-up latency, only worth it when every PE has a core of its
+// own), then sched_yield (lets an oversubscribed peer run), then sleep on this PE's doorbell futex
+// with a short timeout. Writers ring the doorbell after updating a PE's memory, so a sleeper
+// normally wakes at once; the timeout bounds the delay when a plain store raced the sleeper's
+// announcement. Nothing here spins forever on an oversubscribed node.
+#pragma once
+
+#include <sched.h>
+
+#include <cstdint>
+
+#include "lib/transport/shm/control_block.h"
+
+namespace hoshmem {
+
+struct WaitPolicy {
+  uint32_t spin_iterations = 4096;  // 0 when PEs outnumber cores
+  uint32_t yield_iterations = 256;
+  long sleep_timeout_ns = 500 * 1000;
+};
+
+inline void cpu_relax() { __builtin_ia32_pause(); }
+
+// Returns once ready() is true. `mine` is this PE's control block (its doorbell).
+template <class Ready>
+void wait_until_ready(const WaitPolicy &policy, shm::ControlBlock *mine, Ready &&ready) {
+  for (uint32_t i = 0; i < policy.spin_iterations; ++i) {
+    if (ready()) return;
+    cpu_relax();
+  }
+  for (uint32_t i = 0; i < policy.yield_iterations; ++i) {
+    if (ready()) return;
+    sched_yield();
+  }
+  for (;;) {
+    uint32_t seen = mine->doorbell.load(std::memory_order_acquire);
+    mine->sleepers.fetch_add(1, std::memory_order_seq_cst);
+    if (ready()) {
+      mine->sleepers.fetch_sub(1, std::memory_order_relaxed);
+      return;
+    }
+    futex_wait(&mine->doorbell, seen, policy.sleep_timeout_ns);
+    mine->sleepers.fetch_sub(1, std::memory_order_relaxed);
+    if (ready()) return;
+  }
+}
+
+}  // namespace hoshmem

@@ -1,0 +1,43 @@
+// lib/transport/shm: the per-PE control block, shared with every PE of the node. It sits in front
+// of the PE's symmetric heap in the same shared-memory file, so mapping a peer's heap maps its
+// control block too. It carries what PEs of a node use to synchronize with each other.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "lib/base/futex.h"
+
+namespace hoshmem::shm {
+
+constexpr size_t kCacheLine = 64;
+constexpr int kMaxBarrierRounds = 32;  // dissemination rounds: log2(max PEs)
+
+struct alignas(kCacheLine) PaddedCounter {
+  std::atomic<uint64_t> value;
+};
+
+struct ControlBlock {
+  // Doorbell: a PE that has waited long enough sleeps on `doorbell` (futex) after announcing
+  // itself in `sleepers`; whoever updates its memory bumps the doorbell and wakes it.
+  alignas(kCacheLine) std::atomic<uint32_t> doorbell;
+  std::atomic<uint32_t> sleepers;
+  // Dissemination barrier: round k of barrier number e stores e into barrier_round[k] of the
+  // partner PE (me + 2^k) mod n.
+  PaddedCounter barrier_round[kMaxBarrierRounds];
+};
+
+// Room reserved for the control block at the start of each PE's shared-memory file.
+constexpr size_t kControlBytes = 64 * 1024;
+static_assert(sizeof(ControlBlock) <= kControlBytes);
+
+// Wakes the owner of `cb` if it is asleep. Cheap when nobody sleeps: one shared-line load.
+inline void ring_doorbell(ControlBlock *cb) {
+  if (cb->sleepers.load(std::memory_order_relaxed) != 0) {
+    cb->doorbell.fetch_add(1, std::memory_order_seq_cst);
+    futex_wake_all(&cb->doorbell);
+  }
+}
+
+}  // namespace hoshmem::shm
