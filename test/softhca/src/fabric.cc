@@ -1,0 +1,279 @@
+#include "fabric.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace softhca {
+
+namespace {
+constexpr uint32_t kMagic = 0x53484341;  // "SHCA"
+constexpr uint32_t kVersion = 3;
+
+void init_robust(pthread_mutex_t* m) {
+  pthread_mutexattr_t a;
+  pthread_mutexattr_init(&a);
+  pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+  pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+  pthread_mutex_init(m, &a);
+  pthread_mutexattr_destroy(&a);
+}
+
+void lock_robust(pthread_mutex_t* m) {
+  if (pthread_mutex_lock(m) == EOWNERDEAD) pthread_mutex_consistent(m);
+}
+
+std::string fabric_name() {
+  const char* e = getenv("SOFTHCA_FABRIC");
+  if (e && *e) return std::string("/") + e;
+  return "/softhca-" + std::to_string(getuid());
+}
+}  // namespace
+
+uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+void futex_wait(std::atomic<uint32_t>* word, uint32_t val, int timeout_ms) {
+  timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, val,
+          timeout_ms < 0 ? nullptr : &ts, nullptr, 0);
+}
+
+void futex_wake(std::atomic<uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+}
+
+void Fabric::lock_shared() { lock_robust(&shm_->lock); }
+void Fabric::unlock_shared() { pthread_mutex_unlock(&shm_->lock); }
+
+bool Fabric::attach() {
+  name_ = fabric_name();
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    bool creator = true;
+    int fd = shm_open(name_.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 && errno == EEXIST) {
+      creator = false;
+      fd = shm_open(name_.c_str(), O_RDWR, 0600);
+      if (fd < 0) continue;  // unlinked between the two opens
+    }
+    if (fd < 0) {
+      fprintf(stderr, "softhca: shm_open(%s): %s\n", name_.c_str(), strerror(errno));
+      return false;
+    }
+    if (creator && ftruncate(fd, sizeof(Shared)) != 0) {
+      fprintf(stderr, "softhca: ftruncate: %s\n", strerror(errno));
+      close(fd);
+      shm_unlink(name_.c_str());
+      return false;
+    }
+    if (!creator) {  // wait until the creator has sized it
+      struct stat st;
+      for (int i = 0; i < 2000 && fstat(fd, &st) == 0 && size_t(st.st_size) < sizeof(Shared); ++i)
+        usleep(1000);
+    }
+    void* p = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return false;
+    shm_ = static_cast<Shared*>(p);
+    auto* magic = reinterpret_cast<std::atomic<uint32_t>*>(&shm_->magic);
+    if (creator) {
+      init_robust(&shm_->lock);
+      shm_->next_qpn = 0x100;
+      for (uint32_t i = 0; i < kMaxNodes; ++i) {
+        init_robust(&shm_->nodes[i].alive);
+        init_robust(&shm_->rings[i].producer_lock);
+      }
+      shm_->version = kVersion;
+      magic->store(kMagic, std::memory_order_release);
+    } else {
+      for (int i = 0; i < 2000 && magic->load(std::memory_order_acquire) != kMagic; ++i) usleep(1000);
+      if (magic->load() != kMagic || shm_->version != kVersion) {
+        fprintf(stderr, "softhca: fabric %s is not a compatible softhca segment\n", name_.c_str());
+        munmap(shm_, sizeof(Shared));
+        shm_ = nullptr;
+        return false;
+      }
+    }
+    lock_shared();
+    if (shm_->dead) {  // last member left and unlinked it while we opened it
+      unlock_shared();
+      munmap(shm_, sizeof(Shared));
+      shm_ = nullptr;
+      continue;
+    }
+    int slot = -1;
+    for (uint32_t i = 0; i < kMaxNodes && slot < 0; ++i) {
+      Node& n = shm_->nodes[i];
+      if (!n.in_use) {
+        slot = int(i);
+      } else {
+        int r = pthread_mutex_trylock(&n.alive);
+        if (r == EOWNERDEAD) pthread_mutex_consistent(&n.alive);
+        if (r == 0 || r == EOWNERDEAD) {  // owner died without detaching: reclaim
+          pthread_mutex_unlock(&n.alive);
+          for (uint32_t q = 0; q < kQpnSlots; ++q)
+            if (shm_->qpns[q].used && shm_->qpns[q].node == i) shm_->qpns[q].used = 0;
+          slot = int(i);
+        }
+      }
+    }
+    if (slot < 0) {
+      unlock_shared();
+      fprintf(stderr, "softhca: fabric %s is full (%u processes)\n", name_.c_str(), kMaxNodes);
+      munmap(shm_, sizeof(Shared));
+      shm_ = nullptr;
+      return false;
+    }
+    Node& n = shm_->nodes[slot];
+    lock_robust(&n.alive);  // held by this (model) thread for the node's lifetime
+    Ring& r = shm_->rings[slot];
+    lock_robust(&r.producer_lock);
+    r.head.store(0);
+    r.tail.store(0);
+    pthread_mutex_unlock(&r.producer_lock);
+    n.gen++;
+    n.in_use = 1;
+    node_ = uint32_t(slot);
+    gen_ = n.gen;
+    unlock_shared();
+    return true;
+  }
+  return false;
+}
+
+void Fabric::detach() {
+  if (!shm_) return;
+  lock_shared();
+  Node& me = shm_->nodes[node_];
+  for (uint32_t q = 0; q < kQpnSlots; ++q)
+    if (shm_->qpns[q].used && shm_->qpns[q].node == node_) shm_->qpns[q].used = 0;
+  me.in_use = 0;
+  me.gen++;
+  pthread_mutex_unlock(&me.alive);
+  bool others = false;
+  for (uint32_t i = 0; i < kMaxNodes; ++i) {
+    if (i == node_ || !shm_->nodes[i].in_use) continue;
+    int r = pthread_mutex_trylock(&shm_->nodes[i].alive);
+    if (r == EBUSY) {
+      others = true;
+      continue;
+    }
+    if (r == EOWNERDEAD) pthread_mutex_consistent(&shm_->nodes[i].alive);
+    pthread_mutex_unlock(&shm_->nodes[i].alive);
+  }
+  if (!others) {
+    shm_->dead = 1;
+    shm_unlink(name_.c_str());
+  }
+  unlock_shared();
+  munmap(shm_, sizeof(Shared));
+  shm_ = nullptr;
+}
+
+bool Fabric::node_alive(uint32_t node, uint32_t gen) {
+  if (node >= kMaxNodes) return false;
+  Node& n = shm_->nodes[node];
+  if (n.gen != gen || !n.in_use) return false;
+  if (node == node_) return true;
+  int r = pthread_mutex_trylock(&n.alive);
+  if (r == EBUSY) return true;
+  if (r == EOWNERDEAD) pthread_mutex_consistent(&n.alive);
+  if (r == 0 || r == EOWNERDEAD) pthread_mutex_unlock(&n.alive);
+  return false;
+}
+
+void Fabric::wake(uint32_t node) {
+  Ring& r = shm_->rings[node];
+  r.doorbell.fetch_add(1);
+  if (r.sleeping.load()) futex_wake(&r.doorbell);
+}
+
+int Fabric::send(uint32_t node, uint32_t gen, MsgType type, const void* a, size_t alen,
+                 const void* b, size_t blen, bool wait,
+                 const std::function<void()>& while_waiting) {
+  if (node >= kMaxNodes) return -1;
+  Ring& r = shm_->rings[node];
+  const uint64_t size = (sizeof(MsgHdr) + alen + blen + 7) & ~uint64_t(7);
+  lock_robust(&r.producer_lock);
+  uint64_t pos, pad;
+  for (;;) {
+    if (shm_->nodes[node].gen != gen || !shm_->nodes[node].in_use) {
+      pthread_mutex_unlock(&r.producer_lock);
+      return -1;
+    }
+    pos = r.tail.load(std::memory_order_relaxed);
+    uint64_t off = pos % kRingBytes;
+    pad = off + size > kRingBytes ? kRingBytes - off : 0;
+    if (pos + pad + size - r.head.load(std::memory_order_acquire) <= kRingBytes) break;
+    pthread_mutex_unlock(&r.producer_lock);
+    if (!node_alive(node, gen)) return -1;
+    if (!wait) return 0;
+    if (while_waiting) while_waiting();
+    usleep(20);
+    lock_robust(&r.producer_lock);
+  }
+  if (pad) {
+    MsgHdr w{uint32_t(pad), kWrap};
+    memcpy(&r.data[pos % kRingBytes], &w, sizeof w);
+  }
+  uint8_t* dst = &r.data[(pos + pad) % kRingBytes];
+  MsgHdr h{uint32_t(size), type};
+  memcpy(dst, &h, sizeof h);
+  if (alen) memcpy(dst + sizeof h, a, alen);
+  if (blen) memcpy(dst + sizeof h + alen, b, blen);
+  r.tail.store(pos + pad + size, std::memory_order_release);
+  pthread_mutex_unlock(&r.producer_lock);
+  r.doorbell.fetch_add(1);
+  if (r.sleeping.load()) futex_wake(&r.doorbell);
+  return 1;
+}
+
+uint32_t Fabric::alloc_qpn(uint16_t lid, uint8_t type) {
+  lock_shared();
+  uint32_t qpn = 0;
+  for (uint32_t i = 0; i < kQpnSlots; ++i) {
+    uint32_t c = shm_->next_qpn;
+    shm_->next_qpn = c + 1 >= kQpnSlots ? 0x100 : c + 1;
+    if (c < 0x100 || shm_->qpns[c].used) continue;
+    QpnEntry& e = shm_->qpns[c];
+    e.node = node_;
+    e.gen = gen_;
+    e.lid = lid;
+    e.type = type;
+    e.used.store(1, std::memory_order_release);
+    qpn = c;
+    break;
+  }
+  unlock_shared();
+  return qpn;
+}
+
+void Fabric::free_qpn(uint32_t qpn) {
+  if (qpn < kQpnSlots) shm_->qpns[qpn].used.store(0, std::memory_order_release);
+}
+
+bool Fabric::lookup_qpn(uint32_t qpn, QpnEntry* out) {
+  if (qpn >= kQpnSlots) return false;
+  QpnEntry& e = shm_->qpns[qpn];
+  if (!e.used.load(std::memory_order_acquire)) return false;
+  out->node = e.node;
+  out->gen = e.gen;
+  out->lid = e.lid;
+  out->type = e.type;
+  return true;
+}
+
+}  // namespace softhca

@@ -1,0 +1,101 @@
+// softhca fabric: the shared-memory "wire" between processes on one machine.
+// One POSIX shm segment per fabric holds a node table (one node per attached process), a QPN
+// directory and one inbox ring per node. A node's model thread is the only consumer of its inbox,
+// so every request aimed at a process's memory is executed by that process, one at a time.
+#pragma once
+#include <pthread.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace softhca {
+
+constexpr uint32_t kMaxNodes = 64;
+constexpr uint32_t kQpnSlots = 1u << 16;      // QPNs 0x100..0xffff
+constexpr uint64_t kRingBytes = 4ull << 20;   // per-node inbox (sparse in tmpfs until used)
+constexpr uint32_t kMaxMsgPayload = 1u << 20; // largest single message (port max_msg_sz)
+
+enum MsgType : uint32_t { kWrap = 0, kReq = 1, kResp = 2, kUd = 3 };
+
+struct MsgHdr {
+  uint32_t len;  // whole record, 8-byte aligned
+  uint32_t type;
+};
+
+struct Ring {
+  alignas(64) std::atomic<uint64_t> head;  // consumer position
+  alignas(64) std::atomic<uint64_t> tail;  // committed producer position
+  alignas(64) pthread_mutex_t producer_lock;
+  std::atomic<uint32_t> doorbell;  // futex word: bumped on every publish
+  std::atomic<uint32_t> sleeping;  // consumer is (about to be) in futex_wait
+  alignas(64) uint8_t data[kRingBytes];
+};
+
+struct Node {
+  uint32_t in_use;
+  uint32_t gen;  // bumped on every (re)claim, so stale references are detectable
+  pthread_mutex_t alive;  // robust; held by the owner's model thread while it lives
+};
+
+struct QpnEntry {
+  std::atomic<uint32_t> used;
+  uint32_t node, gen;
+  uint16_t lid;
+  uint8_t type;  // IBV_QPT_* or 0xdc for DCT
+};
+
+struct Shared {
+  uint32_t magic, version;
+  pthread_mutex_t lock;  // robust; guards node/QPN allocation and teardown
+  uint32_t dead;         // segment was unlinked; late openers must retry
+  uint32_t next_qpn;
+  Node nodes[kMaxNodes];
+  QpnEntry qpns[kQpnSlots];
+  Ring rings[kMaxNodes];
+};
+
+class Fabric {
+ public:
+  // Attach (creating the segment if needed) and claim a node slot.
+  bool attach();
+  // Release the node slot; unlink the segment if no other live node remains.
+  void detach();
+  uint32_t node() const { return node_; }
+  uint32_t gen() const { return gen_; }
+  Shared* shm() const { return shm_; }
+
+  bool node_alive(uint32_t node, uint32_t gen);
+  // Publish one message (header + two body parts) into a node's inbox. Returns 1 when sent, 0 when
+  // the inbox is full and `wait` is false, -1 when the target is gone (the message is lost, as on a
+  // wire). With `wait`, `while_waiting` runs between retries so the model thread can drain its own
+  // inbox meanwhile (two full inboxes would otherwise deadlock).
+  int send(uint32_t node, uint32_t gen, MsgType type, const void* a, size_t alen, const void* b,
+           size_t blen, bool wait, const std::function<void()>& while_waiting);
+  void wake(uint32_t node);
+
+  uint32_t alloc_qpn(uint16_t lid, uint8_t type);
+  void free_qpn(uint32_t qpn);
+  bool lookup_qpn(uint32_t qpn, QpnEntry* out);
+
+  // Consumer side (model thread only).
+  Ring& inbox() { return shm_->rings[node_]; }
+  void lock_alive();
+  void unlock_alive();
+  std::string name() const { return name_; }
+
+ private:
+  void lock_shared();
+  void unlock_shared();
+  Shared* shm_ = nullptr;
+  uint32_t node_ = 0, gen_ = 0;
+  std::string name_;
+};
+
+void futex_wait(std::atomic<uint32_t>* word, uint32_t val, int timeout_ms);
+void futex_wake(std::atomic<uint32_t>* word);
+uint64_t now_ns();
+
+}  // namespace softhca

@@ -1,0 +1,1092 @@
+#include "hca.h"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <future>
+
+namespace softhca {
+
+namespace {
+
+double env_rate(const char* name) {
+  const char* e = getenv(name);
+  if (!e || !*e) return 0;
+  char* end;
+  double v = strtod(e, &end);
+  if (*end || v < 0 || v > 1) {
+    fprintf(stderr, "softhca: %s=%s rejected: accepted range is 0..1\n", name, e);
+    exit(1);
+  }
+  return v;
+}
+
+long env_int(const char* name, long def, long lo, long hi) {
+  const char* e = getenv(name);
+  if (!e || !*e) return def;
+  char* end;
+  long v = strtol(e, &end, 0);
+  if (*end || v < lo || v > hi) {
+    fprintf(stderr, "softhca: %s=%s rejected: accepted range is %ld..%ld\n", name, e, lo, hi);
+    exit(1);
+  }
+  return v;
+}
+
+Config load_config() {
+  Config c;
+  c.num_devices = int(env_int("SOFTHCA_NUM_DEVICES", 1, 0, 8));
+  c.num_ports = int(env_int("SOFTHCA_NUM_PORTS", 1, 1, 2));
+  c.atomic_window_us = uint32_t(env_int("SOFTHCA_ATOMIC_WINDOW_US", 0, 0, 1000000));
+  const char* e = getenv("SOFTHCA_ATOMIC_ENDIAN");
+  if (e && *e) {
+    if (!strcmp(e, "host")) c.atomic_host_endian = true;
+    else if (!strcmp(e, "big")) c.atomic_host_endian = false;
+    else {
+      fprintf(stderr, "softhca: SOFTHCA_ATOMIC_ENDIAN=%s rejected: accepted values are host, big\n", e);
+      exit(1);
+    }
+  }
+  c.ud_loss = env_rate("SOFTHCA_UD_LOSS");
+  c.ud_dup = env_rate("SOFTHCA_UD_DUP");
+  c.ud_reorder = env_rate("SOFTHCA_UD_REORDER");
+  c.seed = uint64_t(env_int("SOFTHCA_SEED", 1, 0, 0x7fffffffffffffffL));
+  c.max_retry_ms = uint32_t(env_int("SOFTHCA_MAX_RETRY_MS", 2000, 1, 3600000));
+  c.spin_us = uint32_t(env_int("SOFTHCA_SPIN_US", 20, 0, 100000));
+  c.stats = env_int("SOFTHCA_STATS", 0, 0, 1) != 0;
+  return c;
+}
+
+// Wire formats between model threads (this machine only; host byte order).
+struct ReqMsg {
+  uint32_t src_node, src_gen, src_qpn, dst_qpn, psn;
+  uint8_t opcode, opmod, se, pad0;
+  uint32_t imm;  // as in the WQE (big-endian)
+  uint64_t raddr;
+  uint32_t rkey, length;
+  uint64_t dc_key;
+  uint16_t slid, dlid;
+  uint32_t pad1;
+  uint8_t atomic[32];  // the WQE's atomic segment(s), big-endian
+};
+
+struct RespMsg {
+  uint32_t dst_qpn, psn;
+  uint8_t syndrome, rnr_timer, pad[2];
+  uint32_t length;
+};
+
+struct UdMsg {
+  uint32_t src_qpn, dst_qpn, qkey;
+  uint16_t slid, dlid;
+  uint8_t grh, se, has_imm, pad;
+  uint32_t imm, length;
+  uint8_t sgid[16], dgid[16];
+};
+
+constexpr uint8_t kSynOk = 0;
+constexpr uint8_t kSynRnr = 0xff;  // internal: RNR NAK
+
+// IB min_rnr_timer encoding, in microseconds.
+const uint32_t kRnrUs[32] = {655360, 10,    20,    30,    40,    60,    80,     120,
+                             160,    240,   320,   480,   640,   960,   1280,   1920,
+                             2560,   3840,  5120,  7680,  10240, 15360, 20480,  30720,
+                             40960,  61440, 81920, 122880, 163840, 245760, 327680, 491520};
+
+uint8_t* unit_ptr(Qp* qp, uint32_t start, uint32_t byte_off) {
+  uint32_t bb = (start + byte_off / 64) & (qp->sq_bbs - 1);
+  return qp->sq_buf + bb * 64 + byte_off % 64;
+}
+
+void wqe_read(Qp* qp, uint32_t start, uint32_t off, void* dst, uint32_t len) {
+  auto* d = static_cast<uint8_t*>(dst);
+  while (len) {
+    uint32_t n = std::min(len, 64 - off % 64);
+    memcpy(d, unit_ptr(qp, start, off), n);
+    d += n, off += n, len -= n;
+  }
+}
+
+bool in_range(const Mr* mr, uint64_t addr, uint64_t len) {
+  uint64_t base = uint64_t(reinterpret_cast<uintptr_t>(mr->mr.addr));
+  return addr >= base && addr + len <= base + mr->mr.length && addr + len >= addr;
+}
+
+uint64_t carryless_add(uint64_t a, uint64_t b, uint64_t boundary, int bits) {
+  // Field add: a carry out of a bit marked in `boundary` is dropped (the field ends there).
+  uint64_t r = 0, c = 0;
+  for (int i = 0; i < bits; ++i) {
+    uint64_t x = (a >> i) & 1, y = (b >> i) & 1;
+    r |= (x ^ y ^ c) << i;
+    c = (x & y) | (c & (x ^ y));
+    if ((boundary >> i) & 1) c = 0;
+  }
+  return r;
+}
+
+}  // namespace
+
+const Config& config() {
+  static Config c = load_config();
+  return c;
+}
+
+uint16_t port_lid(int dev, int port) { return uint16_t(1 + dev * 2 + (port - 1)); }
+uint64_t node_guid(int dev) { return 0x98039b0300a1b200ull + uint64_t(dev); }
+
+Hca& Hca::get() {
+  static Hca* h = new Hca;  // never destroyed: the model thread may outlive static destructors
+  return *h;
+}
+
+bool Hca::acquire() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (refs_++ > 0) return true;
+  stop_ = false;
+  std::promise<bool> ready;
+  auto f = ready.get_future();
+  thread_ = std::thread([this, &ready] { run(&ready); });
+  if (!f.get()) {
+    thread_.join();
+    refs_ = 0;
+    return false;
+  }
+  return true;
+}
+
+void Hca::release() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (--refs_ > 0) return;
+  stop_ = true;
+  fab_.wake(fab_.node());
+  thread_.join();
+  if (config().stats)
+    fprintf(stderr, "softhca: ud sent %lu dropped %lu duplicated %lu reordered %lu\n",
+            (unsigned long)ud_sent.load(), (unsigned long)ud_dropped.load(),
+            (unsigned long)ud_duplicated.load(), (unsigned long)ud_reordered.load());
+}
+
+Mr* Hca::find_mr(uint32_t key) {
+  auto it = mrs.find(key);
+  return it == mrs.end() ? nullptr : it->second;
+}
+
+void Hca::post_msg(uint32_t node, uint32_t gen, MsgType t, const void* a, size_t alen,
+                   const void* b, size_t blen) {
+  {
+    std::lock_guard<std::mutex> g(egress_mu_);
+    if (egress_.empty()) {
+      int r = fab_.send(node, gen, t, a, alen, b, blen, false, nullptr);
+      if (r != 0) return;  // sent, or the target is gone (lost on the wire)
+    }
+    Egress e{node, gen, t, {}};
+    e.bytes.resize(alen + blen);
+    if (alen) memcpy(e.bytes.data(), a, alen);
+    if (blen) memcpy(e.bytes.data() + alen, b, blen);
+    egress_.push_back(std::move(e));
+  }
+  fab_.wake(fab_.node());
+}
+
+void Hca::drain_inbox_to_backlog() {
+  Ring& r = fab_.inbox();
+  for (;;) {
+    uint64_t h = r.head.load(std::memory_order_relaxed);
+    if (h == r.tail.load(std::memory_order_acquire)) return;
+    const uint8_t* rec = &r.data[h % kRingBytes];
+    MsgHdr hdr;
+    memcpy(&hdr, rec, sizeof hdr);
+    if (hdr.type != kWrap) backlog_.emplace_back(rec, rec + hdr.len);
+    r.head.store(h + hdr.len, std::memory_order_release);
+  }
+}
+
+void Hca::flush_egress() {
+  for (;;) {
+    Egress e;
+    {
+      std::lock_guard<std::mutex> g(egress_mu_);
+      if (egress_.empty()) return;
+      e = std::move(egress_.front());
+      egress_.pop_front();
+    }
+    // Keeps FIFO order: producers append behind us while we block here.
+    fab_.send(e.node, e.gen, e.type, e.bytes.data(), e.bytes.size(), nullptr, 0, true,
+              [this] { drain_inbox_to_backlog(); });
+  }
+}
+
+void Hca::run(std::promise<bool>* ready) {
+  if (!fab_.attach()) {
+    ready->set_value(false);
+    return;
+  }
+  ready->set_value(true);
+  Ring& r = fab_.inbox();
+  uint64_t last_timer = 0, last_busy = now_ns();
+  while (!stop_.load()) {
+    bool busy = false;
+    flush_egress();
+    while (!backlog_.empty()) {
+      std::vector<uint8_t> m = std::move(backlog_.front());
+      backlog_.pop_front();
+      MsgHdr hdr;
+      memcpy(&hdr, m.data(), sizeof hdr);
+      handle(m.data() + sizeof hdr, hdr.type, hdr.len - sizeof hdr);
+      busy = true;
+    }
+    for (int n = 0; n < 64; ++n) {
+      uint64_t h = r.head.load(std::memory_order_relaxed);
+      if (h == r.tail.load(std::memory_order_acquire)) break;
+      const uint8_t* rec = &r.data[h % kRingBytes];
+      MsgHdr hdr;
+      memcpy(&hdr, rec, sizeof hdr);
+      if (hdr.type != kWrap) handle(rec + sizeof hdr, hdr.type, hdr.len - sizeof hdr);
+      r.head.store(h + hdr.len, std::memory_order_release);
+      busy = true;
+    }
+    uint64_t now = now_ns();
+    if (now - last_timer > 2000000) {
+      last_timer = now;
+      timers();
+    }
+    if (busy) {
+      last_busy = now;
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> g(egress_mu_);
+      if (!egress_.empty()) continue;
+    }
+    if (now - last_busy < uint64_t(config().spin_us) * 1000) {
+      sched_yield();
+      continue;
+    }
+    // Sleep until a publisher rings our doorbell. Outstanding requests need the retry clock.
+    bool pending = false;
+    {
+      std::shared_lock<std::shared_mutex> g(tables);
+      for (auto& [qpn, qp] : qps) {
+        std::lock_guard<std::recursive_mutex> q(qp->mu);
+        if (!qp->out.empty()) pending = true;
+      }
+    }
+    {
+      std::lock_guard<std::mutex> g(held_mu_);
+      if (!held_.empty()) pending = true;
+    }
+    uint32_t db = r.doorbell.load();
+    r.sleeping.store(1);
+    if (r.head.load() == r.tail.load() && !stop_.load()) futex_wait(&r.doorbell, db, pending ? 2 : -1);
+    r.sleeping.store(0);
+  }
+  flush_egress();
+  fab_.detach();
+}
+
+void Hca::handle(const uint8_t* body, uint32_t type, uint32_t len) {
+  std::shared_lock<std::shared_mutex> g(tables);
+  switch (type) {
+    case kReq: on_req(body, len); break;
+    case kResp: on_resp(body, len); break;
+    case kUd: on_ud(body, len); break;
+    default: break;
+  }
+}
+
+void Hca::cq_push(Cq* cq, const mlx5_cqe64& in, bool solicited) {
+  std::lock_guard<std::mutex> g(cq->prod);
+  uint32_t ci = be32(__atomic_load_n(&cq->dbrec[0], __ATOMIC_ACQUIRE)) & 0xffffff;
+  if (((cq->pi - ci) & 0xffffff) >= cq->cnt) {
+    if (!cq->overrun)
+      fprintf(stderr, "softhca: CQ 0x%x overrun (%u entries): completion lost\n", cq->cqn, cq->cnt);
+    cq->overrun = true;
+    return;
+  }
+  auto* slot = reinterpret_cast<mlx5_cqe64*>(cq->buf + size_t(cq->pi & (cq->cnt - 1)) * 64);
+  memcpy(slot, &in, 63);
+  uint8_t owner = (cq->pi / cq->cnt) & 1;
+  __atomic_store_n(&slot->op_own, uint8_t((in.op_own & 0xfe) | owner), __ATOMIC_RELEASE);
+  cq->pi++;
+  if (cq->armed && (!cq->armed_sol || solicited)) {
+    cq->armed = false;
+    if (cq->chan_wfd >= 0) {
+      ibv_cq* p = ibv_cq_ex_to_cq(&cq->cqx);
+      if (write(cq->chan_wfd, &p, sizeof p) != sizeof p)
+        fprintf(stderr, "softhca: completion channel write failed\n");
+    }
+  }
+}
+
+void Hca::arm_cq(Cq* cq, bool solicited_only) {
+  std::lock_guard<std::mutex> g(cq->prod);
+  uint32_t ci = be32(__atomic_load_n(&cq->dbrec[0], __ATOMIC_ACQUIRE)) & 0xffffff;
+  if (((cq->pi - ci) & 0xffffff) != 0) {  // unconsumed entries: the event fires at once
+    if (cq->chan_wfd >= 0) {
+      ibv_cq* p = ibv_cq_ex_to_cq(&cq->cqx);
+      if (write(cq->chan_wfd, &p, sizeof p) != sizeof p)
+        fprintf(stderr, "softhca: completion channel write failed\n");
+    }
+    cq->armed = false;
+    return;
+  }
+  cq->armed = true;
+  cq->armed_sol = solicited_only;
+}
+
+namespace {
+
+mlx5_cqe64 req_cqe(Qp* qp, uint32_t idx, uint8_t opcode, uint32_t byte_len) {
+  mlx5_cqe64 c{};
+  c.sop_drop_qpn = be32(uint32_t(opcode) << 24 | qp->qpx.qp_base.qp_num);
+  c.wqe_counter = be16(uint16_t(idx));
+  c.byte_cnt = be32(byte_len);
+  c.op_own = MLX5_CQE_REQ << 4;
+  return c;
+}
+
+mlx5_cqe64 err_cqe(uint32_t qpn, uint32_t idx, uint8_t opcode, uint8_t syndrome, bool req,
+                   uint32_t srqn) {
+  mlx5_cqe64 c{};
+  auto* e = reinterpret_cast<mlx5_err_cqe*>(&c);
+  e->syndrome = syndrome;
+  e->vendor_err_synd = syndrome == MLX5_CQE_SYNDROME_WR_FLUSH_ERR ? 0xf9 : 0x80 | syndrome;
+  e->s_wqe_opcode_qpn = be32(uint32_t(opcode) << 24 | qpn);
+  e->wqe_counter = be16(uint16_t(idx));
+  e->srqn = be32(srqn);
+  c.op_own = (req ? MLX5_CQE_REQ_ERR : MLX5_CQE_RESP_ERR) << 4;
+  return c;
+}
+
+}  // namespace
+
+void Hca::retire(Qp* qp) {
+  while (!qp->out.empty() && qp->out.front().syndrome >= 0) {
+    Pending p = std::move(qp->out.front());
+    qp->out.pop_front();
+    if (p.syndrome == kSynOk) {
+      if (p.signaled) cq_push(qp->scq, req_cqe(qp, p.idx, p.opcode, p.byte_len), false);
+      continue;
+    }
+    cq_push(qp->scq, err_cqe(qp->qpx.qp_base.qp_num, p.idx, p.opcode, uint8_t(p.syndrome), true, 0),
+            true);
+    qp->attr.qp_state = IBV_QPS_ERR;
+    qp->qpx.qp_base.state = IBV_QPS_ERR;
+    flush_qp(qp);
+    return;
+  }
+}
+
+void Hca::flush_qp(Qp* qp) {
+  uint32_t qpn = qp->qpx.qp_base.qp_num;
+  for (Pending& p : qp->out)
+    cq_push(qp->scq, err_cqe(qpn, p.idx, p.opcode, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, true, 0), true);
+  qp->out.clear();
+  if (qp->sq_buf) ring_sq(qp);  // flushes WQEs posted but not yet executed
+  if (qp->rq_buf && !qp->srq) {
+    uint32_t posted = be32(__atomic_load_n(&qp->dbrec[0], __ATOMIC_ACQUIRE)) & 0xffff;
+    while ((qp->rq_hw_ci & 0xffff) != posted) {
+      cq_push(qp->rcq, err_cqe(qpn, qp->rq_hw_ci, 0, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, false, 0), true);
+      qp->rq_hw_ci++;
+    }
+  }
+}
+
+void Hca::ring_sq(Qp* qp) {
+  if (!qp->sq_buf) return;
+  auto state = qp->attr.qp_state;
+  if (state != IBV_QPS_RTS && state != IBV_QPS_ERR && state != IBV_QPS_SQD) return;
+  uint32_t target = be32(__atomic_load_n(&qp->dbrec[1], __ATOMIC_ACQUIRE)) & 0xffff;
+  while ((qp->hw_ci & 0xffff) != target) {
+    mlx5_wqe_ctrl_seg ctrl;
+    wqe_read(qp, qp->hw_ci, 0, &ctrl, sizeof ctrl);
+    uint32_t ds = be32(ctrl.qpn_ds) & 0x3f;
+    uint32_t bbs = (ds * 16 + 63) / 64;
+    if (bbs == 0 || bbs > qp->sq_bbs) bbs = 1;
+    if (qp->attr.qp_state == IBV_QPS_ERR) {
+      uint8_t op = be32(ctrl.opmod_idx_opcode) & 0xff;
+      cq_push(qp->scq,
+              err_cqe(qp->qpx.qp_base.qp_num, qp->hw_ci, op, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, true, 0),
+              true);
+    } else {
+      execute_wqe(qp, qp->hw_ci, bbs);
+    }
+    qp->hw_ci += bbs;
+  }
+  retire(qp);
+}
+
+// Parses one send WQE the way the HCA does and hands it to the fabric.
+void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
+  (void)bbs;
+  const Config& cfg = config();
+  mlx5_wqe_ctrl_seg ctrl;
+  wqe_read(qp, start, 0, &ctrl, sizeof ctrl);
+  uint32_t w0 = be32(ctrl.opmod_idx_opcode);
+  uint8_t opcode = w0 & 0xff, opmod = w0 >> 24;
+  uint32_t ds = be32(ctrl.qpn_ds) & 0x3f;
+  Pending p;
+  p.idx = start & 0xffff;
+  p.psn = 0;
+  p.signaled = (ctrl.fm_ce_se & MLX5_WQE_CTRL_CQ_UPDATE) != 0;
+  p.opcode = opcode;
+  p.opmod = opmod;
+  auto fail = [&](uint8_t syn) {
+    p.syndrome = syn;
+    qp->out.push_back(std::move(p));
+  };
+  const bool ud = qp->kind == Kind::kUd, dci = qp->kind == Kind::kDci;
+  bool is_atomic = opcode == MLX5_OPCODE_ATOMIC_CS || opcode == MLX5_OPCODE_ATOMIC_FA ||
+                   opcode == MLX5_OPCODE_ATOMIC_MASKED_CS || opcode == MLX5_OPCODE_ATOMIC_MASKED_FA;
+  bool has_raddr = is_atomic || opcode == MLX5_OPCODE_RDMA_WRITE ||
+                   opcode == MLX5_OPCODE_RDMA_WRITE_IMM || opcode == MLX5_OPCODE_RDMA_READ;
+  bool supported = opcode == MLX5_OPCODE_NOP || opcode == MLX5_OPCODE_SEND ||
+                   opcode == MLX5_OPCODE_SEND_IMM || has_raddr;
+  if (ud && (has_raddr)) supported = false;
+  uint32_t atomic_size = 0, atomic_units = 0;
+  if (opcode == MLX5_OPCODE_ATOMIC_CS || opcode == MLX5_OPCODE_ATOMIC_FA) {
+    if (opmod != 0) supported = false;
+    atomic_size = 8;
+    atomic_units = 1;
+  } else if (opcode == MLX5_OPCODE_ATOMIC_MASKED_CS || opcode == MLX5_OPCODE_ATOMIC_MASKED_FA) {
+    if (opmod == 0x8) atomic_size = 4;
+    else if (opmod == 0x9) atomic_size = 8;
+    else supported = false;  // 16..256-byte extended atomics are not modelled
+    atomic_units = (opcode == MLX5_OPCODE_ATOMIC_MASKED_CS && atomic_size == 8) ? 2 : 1;
+  } else if (opmod != 0) {
+    supported = false;
+  }
+  if (!supported || ds == 0) return fail(MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+  if (opcode == MLX5_OPCODE_NOP) {
+    p.syndrome = kSynOk;
+    qp->out.push_back(std::move(p));
+    return;
+  }
+  uint32_t off = 16;
+  mlx5_wqe_av av{};
+  if (ud || dci) {
+    if (ds * 16 < off + 16) return fail(MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+    wqe_read(qp, start, off, &av, 16);
+    if (be32(av.dqp_dct) & MLX5_EXTENDED_UD_AV) {
+      wqe_read(qp, start, off, &av, sizeof av);
+      off += sizeof av;
+    } else {
+      off += 16;
+    }
+  }
+  uint64_t raddr = 0;
+  uint32_t rkey = 0;
+  uint8_t atomic[32] = {};
+  if (has_raddr) {
+    mlx5_wqe_raddr_seg rs;
+    wqe_read(qp, start, off, &rs, sizeof rs);
+    raddr = be64(rs.raddr);
+    rkey = be32(rs.rkey);
+    off += 16;
+    if (atomic_units) {
+      wqe_read(qp, start, off, atomic, atomic_units * 16);
+      off += atomic_units * 16;
+    }
+  }
+  if (off > ds * 16) return fail(MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+  // Gather list: data pointer segments and inline segments.
+  bool gather = opcode == MLX5_OPCODE_SEND || opcode == MLX5_OPCODE_SEND_IMM ||
+                opcode == MLX5_OPCODE_RDMA_WRITE || opcode == MLX5_OPCODE_RDMA_WRITE_IMM;
+  std::vector<uint8_t> payload;
+  std::vector<ibv_sge> scatter;
+  uint64_t total = 0;
+  while (off < ds * 16) {
+    uint32_t bc;
+    wqe_read(qp, start, off, &bc, 4);
+    bc = be32(bc);
+    if (bc & MLX5_INLINE_SEG) {
+      uint32_t n = bc & 0x3ff;
+      if (!gather || n > qp->max_inline + 64) return fail(MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+      size_t o = payload.size();
+      payload.resize(o + n);
+      wqe_read(qp, start, off + 4, payload.data() + o, n);
+      total += n;
+      off += (4 + n + 15) & ~15u;
+      continue;
+    }
+    mlx5_wqe_data_seg d;
+    wqe_read(qp, start, off, &d, sizeof d);
+    off += 16;
+    uint32_t len = be32(d.byte_count);
+    uint32_t lkey = be32(d.lkey);
+    uint64_t addr = be64(d.addr);
+    if (lkey == MLX5_INVALID_LKEY) break;
+    if (len == 0) len = 0x80000000u;  // hardware meaning of a zero byte count
+    Mr* mr = find_mr(lkey);
+    bool need_write = !gather;
+    if (!mr || mr->mr.pd != qp->qpx.qp_base.pd || !in_range(mr, addr, len) ||
+        (need_write && !(mr->access & IBV_ACCESS_LOCAL_WRITE)))
+      return fail(MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
+    total += len;
+    if (total > kMaxMsgPayload) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+    if (gather) {
+      size_t o = payload.size();
+      payload.resize(o + len);
+      memcpy(payload.data() + o, reinterpret_cast<void*>(uintptr_t(addr)), len);
+    } else {
+      scatter.push_back(ibv_sge{addr, len, lkey});
+    }
+  }
+  if (total > kMaxMsgPayload) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+  if (is_atomic && total != atomic_size) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+  Fabric& f = fab_;
+  uint8_t port = qp->attr.port_num ? qp->attr.port_num : 1;
+  uint16_t slid = port_lid(qp->ctx->dev->index, port);
+
+  if (ud) {
+    if (total > 4096) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);  // port MTU
+    UdMsg m{};
+    m.src_qpn = qp->qpx.qp_base.qp_num;
+    m.dst_qpn = be32(av.dqp_dct) & 0xffffff;
+    m.qkey = be32(av.key.qkey.qkey);
+    if (m.qkey & 0x80000000u) m.qkey = qp->attr.qkey;  // "controlled" Q_Key: use the QP's own
+    m.slid = slid;
+    m.dlid = be16(av.rlid);
+    m.grh = (be32(av.grh_gid_fl) >> 30) & 1;
+    memcpy(m.dgid, av.rgid, 16);
+    uint64_t g = be64(node_guid(qp->ctx->dev->index));
+    m.sgid[0] = 0xfe, m.sgid[1] = 0x80;
+    memcpy(m.sgid + 8, &g, 8);
+    m.se = (ctrl.fm_ce_se & MLX5_WQE_CTRL_SOLICITED) != 0;
+    m.has_imm = opcode == MLX5_OPCODE_SEND_IMM;
+    m.imm = ctrl.imm;
+    m.length = uint32_t(total);
+    p.syndrome = kSynOk;  // UD completes locally once on the wire
+    p.byte_len = 0;
+    qp->out.push_back(std::move(p));
+    QpnEntry e;
+    ud_sent++;
+    if (!f.lookup_qpn(m.dst_qpn, &e) || e.lid != m.dlid || e.type != IBV_QPT_UD) return;
+    std::uniform_real_distribution<double> u(0, 1);
+    if (cfg.ud_loss > 0 && u(qp->rng) < cfg.ud_loss) {
+      ud_dropped++;
+      return;
+    }
+    int copies = (cfg.ud_dup > 0 && u(qp->rng) < cfg.ud_dup) ? 2 : 1;
+    if (copies == 2) ud_duplicated++;
+    bool hold = cfg.ud_reorder > 0 && u(qp->rng) < cfg.ud_reorder;
+    std::vector<Held> release;
+    {
+      std::lock_guard<std::mutex> g2(held_mu_);
+      if (hold) {
+        ud_reordered++;
+        Held h{e.node, e.gen, {}, now_ns() + 1000000};
+        h.bytes.resize(sizeof m + payload.size());
+        memcpy(h.bytes.data(), &m, sizeof m);
+        if (!payload.empty()) memcpy(h.bytes.data() + sizeof m, payload.data(), payload.size());
+        held_.push_back(std::move(h));
+        if (copies == 1) return;
+        copies = 1;
+      } else {
+        release.assign(std::make_move_iterator(held_.begin()), std::make_move_iterator(held_.end()));
+        held_.clear();
+      }
+    }
+    for (int i = 0; i < copies; ++i)
+      post_msg(e.node, e.gen, kUd, &m, sizeof m, payload.data(), payload.size());
+    for (Held& h : release)  // datagrams held back now arrive after a later one
+      post_msg(h.node, h.gen, kUd, h.bytes.data(), h.bytes.size(), nullptr, 0);
+    return;
+  }
+
+  ReqMsg m{};
+  m.src_node = f.node();
+  m.src_gen = f.gen();
+  m.src_qpn = qp->qpx.qp_base.qp_num;
+  m.opcode = opcode;
+  m.opmod = opmod;
+  m.se = (ctrl.fm_ce_se & MLX5_WQE_CTRL_SOLICITED) != 0;
+  m.imm = ctrl.imm;
+  m.raddr = raddr;
+  m.rkey = rkey;
+  m.length = opcode == MLX5_OPCODE_RDMA_READ ? uint32_t(total) : uint32_t(payload.size());
+  memcpy(m.atomic, atomic, sizeof atomic);
+  m.slid = slid;
+  if (dci) {
+    m.dst_qpn = be32(av.dqp_dct) & 0xffffff;
+    m.dlid = be16(av.rlid);
+    m.dc_key = be64(av.key.dc_key);
+  } else {
+    m.dst_qpn = qp->attr.dest_qp_num;
+    m.dlid = qp->attr.ah_attr.dlid;
+  }
+  m.psn = qp->next_psn;
+  qp->next_psn = (qp->next_psn + 1) & 0xffffff;
+  p.psn = m.psn;
+  p.local = std::move(scatter);
+  p.result_size = is_atomic ? atomic_size : 0;
+  p.byte_len = opcode == MLX5_OPCODE_RDMA_READ || is_atomic ? uint32_t(total) : 0;
+  p.sent_ns = now_ns();
+  QpnEntry e;
+  bool routable = f.lookup_qpn(m.dst_qpn, &e) && e.lid == m.dlid &&
+                  (dci ? e.type == 0xdc : e.type == IBV_QPT_RC);
+  p.dst_node = routable ? e.node : kMaxNodes;  // unroutable: lost, the retry timer reports it
+  p.dst_gen = routable ? e.gen : 0;
+  p.msg.resize(sizeof m + payload.size());
+  memcpy(p.msg.data(), &m, sizeof m);
+  if (!payload.empty()) memcpy(p.msg.data() + sizeof m, payload.data(), payload.size());
+  if (routable) post_msg(e.node, e.gen, kReq, p.msg.data(), p.msg.size(), nullptr, 0);
+  qp->out.push_back(std::move(p));
+}
+
+void Hca::send_resp(uint32_t node, uint32_t gen, uint32_t qpn, uint32_t psn, uint8_t synd,
+                    uint8_t rnr_timer, const void* data, uint32_t len) {
+  RespMsg r{qpn, psn, synd, rnr_timer, {0, 0}, len};
+  post_msg(node, gen, kResp, &r, sizeof r, data, len);
+}
+
+namespace {
+
+// Takes the next receive WQE of a QP (or its SRQ); returns false when none is posted.
+struct RecvWqe {
+  uint32_t idx;
+  std::vector<mlx5_wqe_data_seg> segs;
+};
+
+bool take_recv(Qp* qp, RecvWqe* out) {
+  if (qp->srq) {
+    Srq* s = qp->srq;
+    std::lock_guard<std::mutex> g(s->mu);
+    uint32_t posted = be32(__atomic_load_n(&reinterpret_cast<uint32_t*>(s->buf + s->cnt * s->stride)[0],
+                                           __ATOMIC_ACQUIRE));
+    if (s->hw_ci == posted) return false;
+    out->idx = s->hw_ci & (s->cnt - 1);
+    const uint8_t* w = s->buf + size_t(out->idx) * s->stride + 16;
+    for (uint32_t i = 0; i < s->max_sge; ++i) {
+      mlx5_wqe_data_seg d;
+      memcpy(&d, w + i * 16, 16);
+      if (be32(d.lkey) == MLX5_INVALID_LKEY) break;
+      out->segs.push_back(d);
+    }
+    s->hw_ci++;
+    return true;
+  }
+  uint32_t posted = be32(__atomic_load_n(&qp->dbrec[0], __ATOMIC_ACQUIRE)) & 0xffff;
+  if ((qp->rq_hw_ci & 0xffff) == posted) return false;
+  out->idx = qp->rq_hw_ci & 0xffff;
+  const uint8_t* w = qp->rq_buf + size_t(qp->rq_hw_ci & (qp->rq_cnt - 1)) * qp->rq_stride;
+  for (uint32_t i = 0; i < qp->rq_stride / 16; ++i) {
+    mlx5_wqe_data_seg d;
+    memcpy(&d, w + i * 16, 16);
+    if (be32(d.lkey) == MLX5_INVALID_LKEY) break;
+    out->segs.push_back(d);
+  }
+  qp->rq_hw_ci++;
+  return true;
+}
+
+// Scatters into a receive WQE; returns an MLX5 syndrome (0 = ok).
+uint8_t scatter(Hca& h, Qp* qp, const RecvWqe& w, const uint8_t* data, uint32_t len, uint32_t skip) {
+  uint32_t done = 0, pos = 0;
+  for (const auto& d : w.segs) {
+    uint32_t cap = be32(d.byte_count);
+    uint32_t lkey = be32(d.lkey);
+    uint64_t addr = be64(d.addr);
+    Mr* mr = h.find_mr(lkey);
+    if (!mr || mr->mr.pd != qp->qpx.qp_base.pd || !in_range(mr, addr, cap) ||
+        !(mr->access & IBV_ACCESS_LOCAL_WRITE))
+      return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+    uint32_t s = std::min(skip, cap);  // UD: the first 40 bytes are the GRH area
+    skip -= s;
+    uint32_t n = std::min(cap - s, len - done);
+    if (data && n) memcpy(reinterpret_cast<uint8_t*>(uintptr_t(addr)) + s, data + done, n);
+    done += n;
+    pos++;
+    if (done == len && skip == 0) return 0;
+  }
+  return done == len && skip == 0 ? 0 : MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+}
+
+mlx5_cqe64 resp_cqe(Qp* qp, uint8_t op, uint32_t idx, uint32_t len, uint32_t imm, uint32_t src_qp,
+                    uint16_t slid, bool grh, bool se) {
+  mlx5_cqe64 c{};
+  c.sop_drop_qpn = be32(qp->qpx.qp_base.qp_num);
+  c.wqe_counter = be16(uint16_t(idx));
+  c.byte_cnt = be32(len);
+  c.imm_inval_pkey = imm;
+  c.flags_rqpn = be32((src_qp & 0xffffff) | (grh ? 1u << 28 : 0));
+  c.slid = be16(slid);
+  c.srqn_uidx = be32(qp->srq ? qp->srq->srqn : 0);
+  c.op_own = uint8_t(op << 4 | (se ? 2 : 0));
+  return c;
+}
+
+}  // namespace
+
+void Hca::on_req(const uint8_t* body, uint32_t len) {
+  ReqMsg m;
+  if (len < sizeof m) return;
+  memcpy(&m, body, sizeof m);
+  const uint8_t* data = body + sizeof m;
+  auto it = qps.find(m.dst_qpn);
+  if (it == qps.end()) return;  // no such QP: dropped, the requester's retry timer fires
+  Qp* qp = it->second;
+  std::lock_guard<std::recursive_mutex> g(qp->mu);
+  uint8_t port = qp->attr.port_num ? qp->attr.port_num : 1;
+  if (port_lid(qp->ctx->dev->index, port) != m.dlid) return;
+  uint32_t* epsn;
+  if (qp->kind == Kind::kRc) {
+    if (qp->attr.qp_state != IBV_QPS_RTR && qp->attr.qp_state != IBV_QPS_RTS) return;
+    if (m.src_qpn != qp->attr.dest_qp_num) return;
+    epsn = &qp->rc_epsn;
+  } else if (qp->kind == Kind::kDct) {
+    if (qp->attr.qp_state != IBV_QPS_RTR) return;
+    if (m.dc_key != qp->dc_key) return;  // DC key violation: silently dropped
+    epsn = &qp->dc_epsn.try_emplace(uint64_t(m.src_node) << 32 | m.src_qpn, m.psn).first->second;
+  } else {
+    return;
+  }
+  if (m.psn != *epsn) return;  // out of sequence (behind an RNR NAK): requester replays
+  auto reply = [&](uint8_t syn, const void* d, uint32_t n) {
+    send_resp(m.src_node, m.src_gen, m.src_qpn, m.psn, syn, 0, d, n);
+    if (syn != kSynRnr) *epsn = (*epsn + 1) & 0xffffff;
+  };
+  auto rnr = [&] {
+    send_resp(m.src_node, m.src_gen, m.src_qpn, m.psn, kSynRnr, qp->attr.min_rnr_timer, nullptr, 0);
+  };
+  const int acc = qp->attr.qp_access_flags;
+  auto check_mr = [&](uint64_t addr, uint32_t n, int need) -> bool {
+    Mr* mr = find_mr(m.rkey);
+    return mr && mr->mr.pd == qp->qpx.qp_base.pd && in_range(mr, addr, n) && (mr->access & need);
+  };
+  switch (m.opcode) {
+    case MLX5_OPCODE_SEND:
+    case MLX5_OPCODE_SEND_IMM: {
+      RecvWqe w;
+      if (!take_recv(qp, &w)) return rnr();
+      uint8_t syn = scatter(*this, qp, w, data, m.length, 0);
+      uint32_t srqn = qp->srq ? qp->srq->srqn : 0;
+      if (syn) {
+        cq_push(qp->rcq, err_cqe(qp->qpx.qp_base.qp_num, w.idx, 0, syn, false, srqn), true);
+        reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
+        return;
+      }
+      uint8_t op = m.opcode == MLX5_OPCODE_SEND ? MLX5_CQE_RESP_SEND : MLX5_CQE_RESP_SEND_IMM;
+      cq_push(qp->rcq, resp_cqe(qp, op, w.idx, m.length, m.imm, m.src_qpn, m.slid, false, m.se),
+              m.se);
+      return reply(kSynOk, nullptr, 0);
+    }
+    case MLX5_OPCODE_RDMA_WRITE:
+    case MLX5_OPCODE_RDMA_WRITE_IMM: {
+      if (!(acc & IBV_ACCESS_REMOTE_WRITE))
+        return reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
+      if (m.length && !check_mr(m.raddr, m.length, IBV_ACCESS_REMOTE_WRITE))
+        return reply(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, nullptr, 0);
+      RecvWqe w;
+      if (m.opcode == MLX5_OPCODE_RDMA_WRITE_IMM && !take_recv(qp, &w)) return rnr();
+      if (m.length) memcpy(reinterpret_cast<void*>(uintptr_t(m.raddr)), data, m.length);
+      if (m.opcode == MLX5_OPCODE_RDMA_WRITE_IMM)
+        cq_push(qp->rcq,
+                resp_cqe(qp, MLX5_CQE_RESP_WR_IMM, w.idx, m.length, m.imm, m.src_qpn, m.slid, false,
+                         m.se),
+                m.se);
+      return reply(kSynOk, nullptr, 0);
+    }
+    case MLX5_OPCODE_RDMA_READ: {
+      if (!(acc & IBV_ACCESS_REMOTE_READ))
+        return reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
+      if (m.length && !check_mr(m.raddr, m.length, IBV_ACCESS_REMOTE_READ))
+        return reply(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, nullptr, 0);
+      return reply(kSynOk, reinterpret_cast<void*>(uintptr_t(m.raddr)), m.length);
+    }
+    case MLX5_OPCODE_ATOMIC_CS:
+    case MLX5_OPCODE_ATOMIC_FA:
+    case MLX5_OPCODE_ATOMIC_MASKED_CS:
+    case MLX5_OPCODE_ATOMIC_MASKED_FA: {
+      uint32_t size = 8;
+      if (m.opcode >= MLX5_OPCODE_ATOMIC_MASKED_CS) {
+        if (m.opmod == 0x8) size = 4;
+        else if (m.opmod != 0x9) return reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
+      }
+      if (!(acc & IBV_ACCESS_REMOTE_ATOMIC) || (m.raddr & (size - 1)))
+        return reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
+      if (!check_mr(m.raddr, size, IBV_ACCESS_REMOTE_ATOMIC))
+        return reply(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, nullptr, 0);
+      // Deliberately a plain read-modify-write: atomic only against other HCA atomics (this
+      // thread serializes them), never against CPU atomics on the same word.
+      volatile uint8_t* target = reinterpret_cast<volatile uint8_t*>(uintptr_t(m.raddr));
+      uint64_t orig = 0, result;
+      if (size == 8) orig = *reinterpret_cast<volatile uint64_t*>(target);
+      else orig = *reinterpret_cast<volatile uint32_t*>(target);
+      auto f64 = [&](int i) {
+        uint64_t v;
+        memcpy(&v, m.atomic + 8 * i, 8);
+        return be64(v);
+      };
+      auto f32 = [&](int i) {
+        uint32_t v;
+        memcpy(&v, m.atomic + 4 * i, 4);
+        return uint64_t(be32(v));
+      };
+      const uint64_t mask = size == 8 ? ~0ull : 0xffffffffull;
+      switch (m.opcode) {
+        case MLX5_OPCODE_ATOMIC_CS:
+          result = orig == f64(1) ? f64(0) : orig;
+          break;
+        case MLX5_OPCODE_ATOMIC_FA:
+          result = orig + f64(0);
+          break;
+        case MLX5_OPCODE_ATOMIC_MASKED_CS: {
+          uint64_t swap, cmp, swap_mask, cmp_mask;
+          if (size == 4) swap = f32(0), cmp = f32(1), swap_mask = f32(2), cmp_mask = f32(3);
+          else swap = f64(0), cmp = f64(1), swap_mask = f64(2), cmp_mask = f64(3);
+          result = ((orig ^ cmp) & cmp_mask) == 0 ? (orig & ~swap_mask) | (swap & swap_mask) : orig;
+          break;
+        }
+        default: {  // masked fetch-add: {add, field_boundary}
+          uint64_t add = size == 4 ? f32(0) : f64(0), boundary = size == 4 ? f32(1) : f64(1);
+          result = carryless_add(orig, add, boundary, int(size * 8));
+          break;
+        }
+      }
+      result &= mask;
+      if (config().atomic_window_us) usleep(config().atomic_window_us);
+      if (size == 8) *reinterpret_cast<volatile uint64_t*>(target) = result;
+      else *reinterpret_cast<volatile uint32_t*>(target) = uint32_t(result);
+      uint8_t out[8];
+      memcpy(out, &orig, 8);
+      return reply(kSynOk, out, size);
+    }
+    default:
+      return reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
+  }
+}
+
+void Hca::on_resp(const uint8_t* body, uint32_t len) {
+  RespMsg r;
+  if (len < sizeof r) return;
+  memcpy(&r, body, sizeof r);
+  const uint8_t* data = body + sizeof r;
+  auto it = qps.find(r.dst_qpn);
+  if (it == qps.end()) return;
+  Qp* qp = it->second;
+  std::lock_guard<std::recursive_mutex> g(qp->mu);
+  Pending* p = nullptr;
+  for (auto& x : qp->out)
+    if (x.syndrome < 0 && x.psn == r.psn) {
+      p = &x;
+      break;
+    }
+  if (!p) return;
+  if (r.syndrome == kSynRnr) {
+    if (qp->attr.rnr_retry != 7 && ++p->rnr_count > qp->attr.rnr_retry) {
+      p->syndrome = MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR;
+    } else {
+      qp->rnr_resend_at = now_ns() + uint64_t(kRnrUs[r.rnr_timer & 31]) * 1000;
+      return;
+    }
+  } else if (r.syndrome != kSynOk) {
+    p->syndrome = r.syndrome;
+  } else {
+    if (p->opcode == MLX5_OPCODE_RDMA_READ) {
+      uint32_t done = 0;
+      for (auto& s : p->local) {
+        uint32_t n = std::min(s.length, r.length - done);
+        memcpy(reinterpret_cast<void*>(uintptr_t(s.addr)), data + done, n);
+        done += n;
+      }
+    } else if (p->result_size) {
+      uint8_t res[8];
+      if (p->result_size == 8) {
+        uint64_t v;
+        memcpy(&v, data, 8);
+        if (!config().atomic_host_endian) v = be64(v);
+        memcpy(res, &v, 8);
+      } else {
+        uint32_t v;
+        memcpy(&v, data, 4);
+        if (!config().atomic_host_endian) v = be32(v);
+        memcpy(res, &v, 4);
+      }
+      uint32_t done = 0;
+      for (auto& s : p->local) {
+        uint32_t n = std::min(s.length, p->result_size - done);
+        memcpy(reinterpret_cast<void*>(uintptr_t(s.addr)), res + done, n);
+        done += n;
+      }
+    }
+    p->syndrome = kSynOk;
+  }
+  retire(qp);
+}
+
+void Hca::on_ud(const uint8_t* body, uint32_t len) {
+  UdMsg m;
+  if (len < sizeof m) return;
+  memcpy(&m, body, sizeof m);
+  auto it = qps.find(m.dst_qpn);
+  if (it == qps.end()) return;
+  Qp* qp = it->second;
+  std::lock_guard<std::recursive_mutex> g(qp->mu);
+  if (qp->kind != Kind::kUd) return;
+  if (qp->attr.qp_state != IBV_QPS_RTR && qp->attr.qp_state != IBV_QPS_RTS) return;
+  if (m.qkey != qp->attr.qkey) return;  // Q_Key violation: silently dropped
+  RecvWqe w;
+  if (!take_recv(qp, &w)) return;  // UD has no RNR: no receive posted, the datagram is lost
+  if (m.grh) {
+    // 40-byte GRH in front of the payload, as the HCA scatters it.
+    uint8_t grh[40] = {};
+    grh[0] = 0x60;
+    uint16_t plen = be16(uint16_t(m.length + 40 - 40));
+    memcpy(grh + 4, &plen, 2);
+    grh[6] = 0x1b;
+    grh[7] = 64;
+    memcpy(grh + 8, m.sgid, 16);
+    memcpy(grh + 24, m.dgid, 16);
+    scatter(*this, qp, w, grh, 40, 0);
+  }
+  uint8_t syn = scatter(*this, qp, w, body + sizeof m, m.length, 40);
+  uint32_t srqn = qp->srq ? qp->srq->srqn : 0;
+  if (syn) {
+    cq_push(qp->rcq, err_cqe(qp->qpx.qp_base.qp_num, w.idx, 0, syn, false, srqn), true);
+    return;
+  }
+  cq_push(qp->rcq,
+          resp_cqe(qp, m.has_imm ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND, w.idx, m.length + 40,
+                   m.imm, m.src_qpn, m.slid, m.grh, m.se),
+          m.se);
+}
+
+void Hca::timers() {
+  uint64_t now = now_ns();
+  std::vector<Held> release;
+  {
+    std::lock_guard<std::mutex> g(held_mu_);
+    while (!held_.empty() && held_.front().release_ns <= now) {
+      release.push_back(std::move(held_.front()));
+      held_.pop_front();
+    }
+  }
+  for (Held& h : release) post_msg(h.node, h.gen, kUd, h.bytes.data(), h.bytes.size(), nullptr, 0);
+  std::shared_lock<std::shared_mutex> g(tables);
+  for (auto& [qpn, qp] : qps) {
+    std::lock_guard<std::recursive_mutex> q(qp->mu);
+    if (qp->out.empty()) continue;
+    if (qp->rnr_resend_at) {
+      if (now < qp->rnr_resend_at) continue;
+      qp->rnr_resend_at = 0;
+      for (Pending& p : qp->out)  // replay from the NAKed request on, in order
+        if (p.syndrome < 0 && p.dst_node < kMaxNodes) {
+          p.sent_ns = now;
+          post_msg(p.dst_node, p.dst_gen, kReq, p.msg.data(), p.msg.size(), nullptr, 0);
+        }
+      continue;
+    }
+    Pending* head = nullptr;
+    for (Pending& p : qp->out)
+      if (p.syndrome < 0) {
+        head = &p;
+        break;
+      }
+    if (!head) continue;
+    uint64_t t = qp->attr.timeout ? (4096ull << std::min<int>(qp->attr.timeout, 31)) : ~0ull / 64;
+    uint64_t limit = std::min<uint64_t>(t * (qp->attr.retry_cnt + 1),
+                                        uint64_t(config().max_retry_ms) * 1000000);
+    bool gone = head->dst_node >= kMaxNodes || !fab_.node_alive(head->dst_node, head->dst_gen);
+    if ((gone && now - head->sent_ns > std::min<uint64_t>(limit, 1000000)) ||
+        now - head->sent_ns > limit) {
+      head->syndrome = MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR;
+      retire(qp);
+    }
+  }
+}
+
+// ---- BlueFlame doorbell trap -------------------------------------------------------------
+// Programs that drive the SQ themselves finish a post by storing to the BlueFlame register.
+// The page is mapped read-only: the store faults, we let exactly that one instruction through
+// (single-step), then execute the WQEs the doorbell record announces.
+
+namespace {
+constexpr int kMaxTraps = 4096;
+std::atomic<Qp*> g_trap_qp[kMaxTraps];
+std::atomic<uint8_t*> g_trap_page[kMaxTraps];
+thread_local Qp* t_stepping = nullptr;
+struct sigaction g_old_segv, g_old_trap;
+
+void chain(const struct sigaction& old, int sig, siginfo_t* si, void* uc) {
+  if (old.sa_flags & SA_SIGINFO) {
+    if (old.sa_sigaction) return old.sa_sigaction(sig, si, uc);
+  } else if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
+    return old.sa_handler(sig);
+  }
+  signal(sig, SIG_DFL);  // re-executing the instruction now takes the default action
+}
+
+void on_segv(int sig, siginfo_t* si, void* ucv) {
+  auto* page = reinterpret_cast<uint8_t*>(uintptr_t(si->si_addr) & ~uintptr_t(4095));
+  for (int i = 0; i < kMaxTraps; ++i) {
+    if (g_trap_page[i].load(std::memory_order_acquire) == page) {
+      Qp* qp = g_trap_qp[i].load(std::memory_order_acquire);
+      mprotect(page, 4096, PROT_READ | PROT_WRITE);
+      t_stepping = qp;
+      static_cast<ucontext_t*>(ucv)->uc_mcontext.gregs[REG_EFL] |= 0x100;  // trap flag
+      return;
+    }
+  }
+  chain(g_old_segv, sig, si, ucv);
+}
+
+void on_trap(int sig, siginfo_t* si, void* ucv) {
+  Qp* qp = t_stepping;
+  if (!qp) return chain(g_old_trap, sig, si, ucv);
+  t_stepping = nullptr;
+  static_cast<ucontext_t*>(ucv)->uc_mcontext.gregs[REG_EFL] &= ~0x100;
+  mprotect(qp->bf, 4096, PROT_READ);
+  // The doorbell: the model executes what the doorbell record says was posted.
+  Hca& h = Hca::get();
+  std::shared_lock<std::shared_mutex> g(h.tables);
+  std::lock_guard<std::recursive_mutex> q(qp->mu);
+  h.ring_sq(qp);
+}
+
+void install_handlers() {
+  struct sigaction sa {};
+  sa.sa_sigaction = on_segv;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction cur;
+  sigaction(SIGSEGV, nullptr, &cur);
+  if (cur.sa_sigaction != on_segv) sigaction(SIGSEGV, &sa, &g_old_segv);
+  sa.sa_sigaction = on_trap;
+  sigaction(SIGTRAP, nullptr, &cur);
+  if (cur.sa_sigaction != on_trap) sigaction(SIGTRAP, &sa, &g_old_trap);
+}
+}  // namespace
+
+void trap_bf_page(Qp* qp) {
+  install_handlers();  // again each time: a runtime may have replaced them since
+  for (int i = 0; i < kMaxTraps; ++i) {
+    if (g_trap_page[i].load() == qp->bf) return;
+  }
+  for (int i = 0; i < kMaxTraps; ++i) {
+    uint8_t* expected = nullptr;
+    if (g_trap_page[i].load() == nullptr) {
+      g_trap_qp[i].store(qp);
+      if (g_trap_page[i].compare_exchange_strong(expected, qp->bf)) {
+        mprotect(qp->bf, 4096, PROT_READ);
+        return;
+      }
+    }
+  }
+  fprintf(stderr, "softhca: too many QPs with raw doorbells (%d)\n", kMaxTraps);
+}
+
+void untrap_bf_page(Qp* qp) {
+  for (int i = 0; i < kMaxTraps; ++i)
+    if (g_trap_page[i].load() == qp->bf) {
+      mprotect(qp->bf, 4096, PROT_READ | PROT_WRITE);
+      g_trap_page[i].store(nullptr);
+    }
+}
+
+}  // namespace softhca

@@ -1,0 +1,97 @@
+// softhca per-process HCA model: configuration, object tables, the model thread and the engine
+// that executes send WQEs (requester) and incoming requests (responder).
+#pragma once
+#include <future>
+#include <shared_mutex>
+#include <thread>
+
+#include "fabric.h"
+#include "model.h"
+
+namespace softhca {
+
+struct Config {
+  int num_devices = 1, num_ports = 1;
+  uint32_t atomic_window_us = 0;  // widens the HCA atomic read-modify-write window
+  bool atomic_host_endian = true;  // 8-byte atomic replies in host order (else big-endian)
+  double ud_loss = 0, ud_dup = 0, ud_reorder = 0;
+  uint64_t seed = 1;
+  uint32_t max_retry_ms = 2000;
+  uint32_t spin_us = 20;
+  bool stats = false;
+};
+const Config& config();
+
+// Big-endian helpers for the hardware formats.
+inline uint32_t be32(uint32_t v) { return __builtin_bswap32(v); }
+inline uint16_t be16(uint16_t v) { return __builtin_bswap16(v); }
+inline uint64_t be64(uint64_t v) { return __builtin_bswap64(v); }
+
+uint16_t port_lid(int dev, int port);
+uint64_t node_guid(int dev);
+
+class Hca {
+ public:
+  static Hca& get();
+  bool acquire();  // first user attaches to the fabric and starts the model thread
+  void release();
+  Fabric& fab() { return fab_; }
+
+  std::shared_mutex tables;  // lock order: tables, then a QP, then a CQ
+  std::unordered_map<uint32_t, Qp*> qps;
+  std::unordered_map<uint32_t, Mr*> mrs;
+  std::atomic<uint32_t> next_key{1}, next_obj{1};
+
+  // Hand a message to the fabric without ever blocking the caller.
+  void post_msg(uint32_t node, uint32_t gen, MsgType t, const void* a, size_t alen, const void* b,
+                size_t blen);
+  // Requester: execute the send WQEs the doorbell record says were posted.
+  void ring_sq(Qp* qp);
+  void flush_qp(Qp* qp);  // QP entered the error state: flush outstanding and posted work
+  void cq_push(Cq* cq, const mlx5_cqe64& cqe, bool solicited);
+  void arm_cq(Cq* cq, bool solicited_only);
+  Mr* find_mr(uint32_t key);  // tables lock held
+
+  std::atomic<uint64_t> ud_sent{0}, ud_dropped{0}, ud_duplicated{0}, ud_reordered{0};
+
+ private:
+  void run(std::promise<bool>* ready);
+  void handle(const uint8_t* rec, uint32_t type, uint32_t len);
+  void on_req(const uint8_t* body, uint32_t len);
+  void on_resp(const uint8_t* body, uint32_t len);
+  void on_ud(const uint8_t* body, uint32_t len);
+  void timers();
+  void flush_egress();
+  void drain_inbox_to_backlog();
+  void execute_wqe(Qp* qp, uint32_t start, uint32_t bbs);
+  void retire(Qp* qp);
+  void send_resp(uint32_t node, uint32_t gen, uint32_t qpn, uint32_t psn, uint8_t synd,
+                 uint8_t rnr_timer, const void* data, uint32_t len);
+
+  std::mutex mu_;
+  int refs_ = 0;
+  Fabric fab_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  struct Egress {
+    uint32_t node, gen;
+    MsgType type;
+    std::vector<uint8_t> bytes;
+  };
+  std::mutex egress_mu_;
+  std::deque<Egress> egress_;
+  std::deque<std::vector<uint8_t>> backlog_;
+  struct Held {
+    uint32_t node, gen;
+    std::vector<uint8_t> bytes;
+    uint64_t release_ns;
+  };
+  std::mutex held_mu_;
+  std::deque<Held> held_;  // UD datagrams being reordered
+};
+
+// Raw-WQE access for mlx5dv_init_obj: make writes to a QP's BlueFlame page ring the doorbell.
+void trap_bf_page(Qp* qp);
+void untrap_bf_page(Qp* qp);
+
+}  // namespace softhca

@@ -1,0 +1,98 @@
+// softhca libmlx5.so.1: the mlx5 direct-verbs entry points, forwarded to the model that lives in
+// softhca's libibverbs.so.1 (exported there under the SOFTHCA_PRIVATE version).
+#include <infiniband/mlx5dv.h>
+
+#include <cerrno>
+#include <cstring>
+
+extern "C" {
+bool softhca_is_softhca_device(ibv_device* d);
+ibv_qp* softhca_create_qp_dv(ibv_context* c, ibv_qp_init_attr_ex* a, mlx5dv_qp_init_attr* dv);
+mlx5dv_qp_ex* softhca_qp_ex_to_dv(ibv_qp_ex* x);
+int softhca_init_obj(mlx5dv_obj* obj, uint64_t type);
+int softhca_query_device_dv(ibv_context* c, mlx5dv_context* a);
+void softhca_set_devx(ibv_context* c, bool on);
+int softhca_num_ports(void);
+int softhca_atomic_host_endian(void);
+
+bool mlx5dv_is_supported(ibv_device* d) { return softhca_is_softhca_device(d); }
+
+ibv_context* mlx5dv_open_device(ibv_device* d, mlx5dv_context_attr* attr) {
+  if (attr && (attr->comp_mask || (attr->flags & ~uint32_t(MLX5DV_CONTEXT_FLAGS_DEVX)))) {
+    errno = EOPNOTSUPP;
+    return nullptr;
+  }
+  ibv_context* c = ibv_open_device(d);
+  if (c && attr) softhca_set_devx(c, attr->flags & MLX5DV_CONTEXT_FLAGS_DEVX);
+  return c;
+}
+
+int mlx5dv_query_device(ibv_context* c, mlx5dv_context* a) { return softhca_query_device_dv(c, a); }
+
+ibv_qp* mlx5dv_create_qp(ibv_context* c, ibv_qp_init_attr_ex* a, mlx5dv_qp_init_attr* dv) {
+  return softhca_create_qp_dv(c, a, dv);
+}
+
+mlx5dv_qp_ex* mlx5dv_qp_ex_from_ibv_qp_ex(ibv_qp_ex* x) { return softhca_qp_ex_to_dv(x); }
+
+int mlx5dv_init_obj(mlx5dv_obj* obj, uint64_t type) { return softhca_init_obj(obj, type); }
+int softhca_init_obj_1_0(mlx5dv_obj* obj, uint64_t type) { return softhca_init_obj(obj, type); }
+__asm__(".symver softhca_init_obj_1_0, mlx5dv_init_obj@MLX5_1.0");
+
+ibv_cq_ex* mlx5dv_create_cq(ibv_context* c, ibv_cq_init_attr_ex* a, mlx5dv_cq_init_attr* dv) {
+  if (dv && dv->comp_mask) {  // compressed CQEs, padding and 128-byte CQEs are not modelled
+    errno = EOPNOTSUPP;
+    return nullptr;
+  }
+  return ibv_create_cq_ex(c, a);
+}
+
+// DevX: only QUERY_HCA_CAP (general device and atomic capabilities) is modelled.
+namespace {
+void set_field(uint8_t* base, unsigned bit_off, unsigned bits, uint32_t v) {
+  uint32_t* dw = reinterpret_cast<uint32_t*>(base) + bit_off / 32;
+  unsigned shift = 32 - (bit_off % 32) - bits;
+  uint32_t mask = (bits == 32 ? ~0u : ((1u << bits) - 1)) << shift;
+  uint32_t cur = __builtin_bswap32(*dw);
+  cur = (cur & ~mask) | ((v << shift) & mask);
+  *dw = __builtin_bswap32(cur);
+}
+}  // namespace
+
+int mlx5dv_devx_general_cmd(ibv_context* c, const void* in, size_t inlen, void* out, size_t outlen) {
+  if (!softhca_is_softhca_device(c->device) || inlen < 16 || outlen < 16) return EINVAL;
+  const uint32_t* w = static_cast<const uint32_t*>(in);
+  uint32_t opcode = __builtin_bswap32(w[0]) >> 16;
+  uint32_t op_mod = __builtin_bswap32(w[1]) & 0xffff;
+  auto* o = static_cast<uint8_t*>(out);
+  memset(o, 0, outlen);
+  if (opcode != 0x100) {  // bad opcode: the firmware's status, and EREMOTEIO from the kernel
+    o[0] = 0x2;
+    return EREMOTEIO;
+  }
+  if (outlen < 0x10 + 0x100) return EINVAL;
+  uint8_t* cap = o + 0x10;
+  unsigned type = op_mod >> 1;
+  if (type == 0) {  // general device capabilities
+    set_field(cap, 0x1b6, 2, 0);                     // port_type: IB
+    set_field(cap, 0x1b8, 8, unsigned(softhca_num_ports()));
+    set_field(cap, 0x1c3, 5, 20);                    // log_max_msg (1 MiB)
+    set_field(cap, 0x1fc, 4, 1);                     // cqe_version
+    set_field(cap, 0x21a, 1, 1);                     // dct
+    set_field(cap, 0x21e, 1, 1);                     // atomic
+    set_field(cap, 0x23d, 1, 1);                     // ud
+    set_field(cap, 0x23f, 1, 1);                     // rc
+  } else if (type == 3) {  // atomic capabilities
+    set_field(cap, 0x40, 2, softhca_atomic_host_endian() ? 1 : 0);  // 8B reply endianness mode
+    set_field(cap, 0x46, 1, 1);  // supported_atomic_req_8B_endianness_mode_1
+    set_field(cap, 0x90, 16, 0xf);  // CS, FA, masked CS, masked FA
+    set_field(cap, 0xb0, 16, 0xc);  // atomic_size_qp: 4 and 8 bytes
+    set_field(cap, 0xd0, 16, 0xc);  // atomic_size_dc: 4 and 8 bytes
+  } else {
+    o[0] = 0x3;  // bad parameter
+    return EREMOTEIO;
+  }
+  return 0;
+}
+
+}  // extern "C"

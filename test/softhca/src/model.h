@@ -1,0 +1,141 @@
+// softhca internal objects: what a process's model keeps for each verbs object.
+// The public structs (ibv_*, verbs_context, ibv_qp_ex, mlx5dv_qp_ex) come first in each object so
+// that pointers handed to the program convert back with a cast.
+#pragma once
+#include <infiniband/mlx5dv.h>
+#include <infiniband/verbs.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+namespace softhca {
+
+enum class Kind { kRc, kUd, kDci, kDct };
+
+struct Device {
+  ibv_device dev;  // first: programs get &dev
+  int index;
+};
+
+struct Context {
+  verbs_context vctx;  // ends with ibv_context
+  Device* dev;
+  int async_pipe[2];
+  bool devx;
+};
+
+struct Pd {
+  ibv_pd pd;
+  uint32_t pdn;
+};
+
+struct Mr {
+  ibv_mr mr;
+  int access;
+};
+
+struct Ah {
+  ibv_ah ah;
+  ibv_ah_attr attr;
+  mlx5_wqe_av av;  // the hardware address vector (what mlx5dv_init_obj hands out)
+};
+
+struct Cq {
+  ibv_cq_ex cqx;
+  Context* ctx;
+  uint32_t cqn;
+  // hardware-visible ring: 64-byte CQEs, owner bit, consumer index in dbrec[0]
+  uint8_t* buf;
+  uint32_t cnt;
+  uint32_t* dbrec;
+  std::mutex prod;  // model side (producers)
+  uint32_t pi = 0;
+  bool armed = false, armed_sol = false;
+  bool overrun = false;
+  int chan_wfd = -1;  // completion channel (write end of its pipe)
+  // driver side (ibv_poll_cq / ibv_start_poll)
+  std::mutex cons;
+  uint32_t ci = 0;
+  bool dv_owned = false;
+  ibv_wc cur{};  // current entry for the ibv_cq_ex read_* callbacks
+};
+
+struct Srq {
+  ibv_srq srq;
+  Context* ctx;
+  uint32_t srqn;
+  std::mutex mu;
+  uint8_t* buf;
+  uint32_t cnt, stride, max_sge;
+  uint32_t pi = 0, hw_ci = 0, polled = 0;
+  std::vector<uint64_t> wrid;
+  uint32_t limit = 0;
+};
+
+// One send WQE the requester has handed to the fabric and not yet retired.
+struct Pending {
+  uint32_t idx, psn;
+  bool signaled;
+  uint8_t opcode, opmod;
+  int syndrome = -1;  // -1 still in flight, 0 done, else an MLX5_CQE_SYNDROME_*
+  uint32_t byte_len = 0;
+  std::vector<ibv_sge> local;  // where read data / atomic results land
+  uint32_t result_size = 0;
+  std::vector<uint8_t> msg;  // the request, kept for RNR replay
+  uint32_t dst_node = 0, dst_gen = 0;
+  uint64_t sent_ns = 0;
+  uint32_t rnr_count = 0;
+};
+
+struct Qp {
+  ibv_qp_ex qpx;        // first
+  mlx5dv_qp_ex dvx;
+  Context* ctx;
+  Kind kind;
+  std::recursive_mutex mu;
+  Pd* pd;
+  Cq *scq, *rcq;
+  Srq* srq;
+  bool sig_all;
+  uint32_t max_inline, max_send_sge, max_recv_sge;
+  uint64_t send_ops_flags;
+  // hardware-visible queues
+  uint32_t* dbrec;  // [0] receive counter, [1] send counter (big-endian)
+  uint8_t* sq_buf;
+  uint32_t sq_bbs;  // 64-byte basic blocks, power of two
+  uint8_t* rq_buf;
+  uint32_t rq_cnt, rq_stride;
+  uint8_t* bf;  // BlueFlame page (write-trapped once handed out by mlx5dv_init_obj)
+  // driver bookkeeping
+  uint32_t sq_pi = 0, sq_ci = 0;
+  std::vector<uint64_t> sq_wrid;
+  std::vector<uint8_t> sq_wqe_bbs, sq_wc_opcode;
+  uint32_t rq_pi = 0, rq_ci = 0;
+  std::vector<uint64_t> rq_wrid;
+  // wr_* API state
+  uint32_t wr_start_pi = 0;
+  int wr_err = 0;
+  uint8_t* cur_ctrl = nullptr;
+  uint32_t cur_units = 0, cur_av_unit = 0;
+  bool cur_has_av = false;
+  // attributes
+  ibv_qp_attr attr{};
+  uint64_t dc_key = 0;
+  // model: requester
+  uint32_t hw_ci = 0;  // next send WQE (in basic blocks) the model will execute
+  uint32_t next_psn = 0;
+  std::deque<Pending> out;
+  uint64_t rnr_resend_at = 0;
+  // model: responder
+  uint32_t rq_hw_ci = 0;
+  uint32_t rc_epsn = 0;
+  std::unordered_map<uint64_t, uint32_t> dc_epsn;
+  std::mt19937_64 rng;
+};
+
+}  // namespace softhca
