@@ -58,6 +58,12 @@ SHT_SHIM(int32_t, int32, int, int)
 SHT_SHIM(int64_t, int64, long, long)
 SHT_SHIM(uint32_t, uint32, uint, unsigned int)
 SHT_SHIM(uint64_t, uint64, ulong, unsigned long)
+static inline uint32_t shmem_uint32_atomic_fetch_add(uint32_t *x, uint32_t v, int pe) {
+  return shmem_uint_atomic_fetch_add((unsigned int *)x, v, pe);
+}
+static inline void shmem_uint32_atomic_add(uint32_t *x, uint32_t v, int pe) {
+  shmem_uint_atomic_add((unsigned int *)x, v, pe);
+}
 #endif
 
 #endif
