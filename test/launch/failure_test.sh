@@ -29,8 +29,12 @@ expect() {
 
 expect "SIGSEGV in PE 2" 139 "PE 2 died from SIGSEGV \(killed the other 3 PEs\)$" --crash 2
 expect "PE 3 exits 3" 3 "PE 3 exited with status 3 \(killed the other 3 PEs\)$" --exit 3 3
-expect "PE 1 aborts 5" 5 "PE 1 called shmem_global_exit\(5\)" --abort 1 5
-expect "PE 0 aborts 5, others sleep" 5 "PE 0 called shmem_global_exit\(5\)" --abort 0 5 --others-sleep
+expect "PE 1 aborts 5" 5 "PE 1 aborted the job with status 5: pmix_client aborting on purpose \(killed the other 3 PEs\)$" --abort 1 5
+expect "PE 0 aborts 5, others sleep" 5 "PE 0 aborted the job with status 5: " --abort 0 5 --others-sleep
+expect "PE 2 shmem_global_exit(6)" 6 "PE 2 called shmem_global_exit\(6\) \(killed the other 3 PEs\)$" \
+  --abort 2 6 --abort-msg shmem_global_exit
+# shmem_global_exit(0) ends the job on purpose: the others are killed, the status is 0.
+expect "PE 3 shmem_global_exit(0)" 0 "PE 3 called shmem_global_exit\(0\)" --abort 3 0 --abort-msg shmem_global_exit
 expect "PE 1 skips finalize" 1 "PE 1 exited without calling shmem_finalize" --no-finalize 1
 expect "PE 2 exits 9, others ignore SIGTERM" 9 "PE 2 exited with status 9" --exit 2 9 --ignore-term --others-sleep
 

@@ -8,6 +8,7 @@
  *   --crash R           rank R raises SIGSEGV before the data fence
  *   --exit R CODE       rank R exits with CODE before the data fence
  *   --abort R CODE      rank R calls PMIx_Abort(CODE) before the data fence
+ *   --abort-msg TEXT    message passed to PMIx_Abort (default "pmix_client aborting on purpose")
  *   --no-finalize R     rank R exits 0 before the data fence without PMIx_Finalize
  *   --others-sleep      with a failure option, the other ranks sleep instead of fencing
  *   --sleep S           every rank sleeps S seconds before the data fence
@@ -111,6 +112,7 @@ int main(int argc, char **argv) {
   long expect_size = -1, barriers = 3;
   long crash = -1, exit_rank = -1, exit_code = 0, abort_rank = -1, abort_code = 0, no_finalize = -1;
   long sleep_seconds = 0;
+  const char *abort_msg = "pmix_client aborting on purpose";
   int others_sleep = 0, show_affinity = 0, show_tmpdir = 0;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--expect-size") && i + 1 < argc) expect_size = atol(argv[++i]);
@@ -118,6 +120,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--crash") && i + 1 < argc) crash = atol(argv[++i]);
     else if (!strcmp(argv[i], "--exit") && i + 2 < argc) { exit_rank = atol(argv[++i]); exit_code = atol(argv[++i]); }
     else if (!strcmp(argv[i], "--abort") && i + 2 < argc) { abort_rank = atol(argv[++i]); abort_code = atol(argv[++i]); }
+    else if (!strcmp(argv[i], "--abort-msg") && i + 1 < argc) abort_msg = argv[++i];
     else if (!strcmp(argv[i], "--no-finalize") && i + 1 < argc) no_finalize = atol(argv[++i]);
     else if (!strcmp(argv[i], "--others-sleep")) others_sleep = 1;
     else if (!strcmp(argv[i], "--sleep") && i + 1 < argc) sleep_seconds = atol(argv[++i]);
@@ -178,7 +181,7 @@ int main(int argc, char **argv) {
   if (rank == no_finalize) _exit(0);
   if (rank == exit_rank) exit((int)exit_code);
   if (rank == abort_rank) {
-    PMIx_Abort((int)abort_code, "pmix_client aborting on purpose", NULL, 0);
+    PMIx_Abort((int)abort_code, abort_msg, NULL, 0);
     sleep(60); /* a launcher must kill us; returning here is not enough */
     return 99;
   }

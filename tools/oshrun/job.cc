@@ -201,12 +201,16 @@ void Job::check_abort() {
   if (!request) return;
   abort_seen_ = true;
   if (failed_) return;
-  std::string line = "oshrun: PE " + std::to_string(request->rank) + " called shmem_global_exit(" +
-                     std::to_string(request->status) + ")";
+  // shmem_global_exit passes its own name (or nothing) as the message; fatal library errors
+  // pass the error text.
   std::string message = request->message;
   for (char& c : message)
     if (c == '\n' || c == '\r') c = ' ';
-  if (!message.empty()) line += ": " + message;
+  std::string pe = "oshrun: PE " + std::to_string(request->rank);
+  std::string status = std::to_string(request->status);
+  std::string line = message.empty() || message.find("shmem_global_exit") != std::string::npos
+                         ? pe + " called shmem_global_exit(" + status + ")"
+                         : pe + " aborted the job with status " + status + ": " + message;
   line += killed_suffix(live_count(request->rank));
   fail(request->status, line, SIGTERM);  // the aborting PE too, if it lingers
 }
