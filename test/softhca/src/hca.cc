@@ -216,8 +216,10 @@ void Hca::flush_egress() {
       egress_.pop_front();
     }
     // Keeps FIFO order: producers append behind us while we block here.
-    fab_.send(e.node, e.gen, e.type, e.bytes.data(), e.bytes.size(), nullptr, 0, true,
-              [this] { drain_inbox_to_backlog(); });
+    fab_.send(e.node, e.gen, e.type, e.bytes.data(), e.bytes.size(), nullptr, 0, true, [this] {
+      std::lock_guard<std::mutex> g(consumer_mu_);
+      drain_inbox_to_backlog();
+    });
   }
 }
 
@@ -230,25 +232,11 @@ void Hca::run(std::promise<bool>* ready) {
   Ring& r = fab_.inbox();
   uint64_t last_timer = 0, last_busy = now_ns();
   while (!stop_.load()) {
-    bool busy = false;
     flush_egress();
-    while (!backlog_.empty()) {
-      std::vector<uint8_t> m = std::move(backlog_.front());
-      backlog_.pop_front();
-      MsgHdr hdr;
-      memcpy(&hdr, m.data(), sizeof hdr);
-      handle(m.data() + sizeof hdr, hdr.type, hdr.len - sizeof hdr);
-      busy = true;
-    }
-    for (int n = 0; n < 64; ++n) {
-      uint64_t h = r.head.load(std::memory_order_relaxed);
-      if (h == r.tail.load(std::memory_order_acquire)) break;
-      const uint8_t* rec = &r.data[h % kRingBytes];
-      MsgHdr hdr;
-      memcpy(&hdr, rec, sizeof hdr);
-      if (hdr.type != kWrap) handle(rec + sizeof hdr, hdr.type, hdr.len - sizeof hdr);
-      r.head.store(h + hdr.len, std::memory_order_release);
-      busy = true;
+    bool busy;
+    {
+      std::lock_guard<std::mutex> g(consumer_mu_);
+      busy = consume(64);
     }
     uint64_t now = now_ns();
     if (now - last_timer > 2000000) {
@@ -287,6 +275,36 @@ void Hca::run(std::promise<bool>* ready) {
   }
   flush_egress();
   fab_.detach();
+}
+
+bool Hca::consume(int max) {
+  Ring& r = fab_.inbox();
+  bool busy = false;
+  while (!backlog_.empty() && max-- > 0) {
+    std::vector<uint8_t> m = std::move(backlog_.front());
+    backlog_.pop_front();
+    MsgHdr hdr;
+    memcpy(&hdr, m.data(), sizeof hdr);
+    handle(m.data() + sizeof hdr, hdr.type, hdr.len - sizeof hdr);
+    busy = true;
+  }
+  while (max-- > 0) {
+    uint64_t h = r.head.load(std::memory_order_relaxed);
+    if (h == r.tail.load(std::memory_order_acquire)) break;
+    const uint8_t* rec = &r.data[h % kRingBytes];
+    MsgHdr hdr;
+    memcpy(&hdr, rec, sizeof hdr);
+    if (hdr.type != kWrap) handle(rec + sizeof hdr, hdr.type, hdr.len - sizeof hdr);
+    r.head.store(h + hdr.len, std::memory_order_release);
+    busy = true;
+  }
+  return busy;
+}
+
+void Hca::progress() {
+  if (!refs_) return;
+  std::unique_lock<std::mutex> g(consumer_mu_, std::try_to_lock);
+  if (g.owns_lock()) consume(16);
 }
 
 void Hca::handle(const uint8_t* body, uint32_t type, uint32_t len) {
@@ -972,6 +990,7 @@ void Hca::timers() {
   for (auto& [qpn, qp] : qps) {
     std::lock_guard<std::recursive_mutex> q(qp->mu);
     if (qp->out.empty()) continue;
+    now = now_ns();  // after taking the QP: a post may have stamped a request just now
     if (qp->rnr_resend_at) {
       if (now < qp->rnr_resend_at) continue;
       qp->rnr_resend_at = 0;
@@ -995,6 +1014,10 @@ void Hca::timers() {
     bool gone = head->dst_node >= kMaxNodes || !fab_.node_alive(head->dst_node, head->dst_gen);
     if ((gone && now - head->sent_ns > std::min<uint64_t>(limit, 1000000)) ||
         now - head->sent_ns > limit) {
+      if (getenv("SOFTHCA_TRACE"))
+        fprintf(stderr, "softhca: qp 0x%x psn %u retry exceeded (%s, node %u gen %u, %lu us)\n", qpn,
+                head->psn, gone ? "peer gone" : "no response", head->dst_node, head->dst_gen,
+                (unsigned long)((now - head->sent_ns) / 1000));
       head->syndrome = MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR;
       retire(qp);
     }

@@ -52,6 +52,10 @@ class Hca {
   void arm_cq(Cq* cq, bool solicited_only);
   Mr* find_mr(uint32_t key);  // tables lock held
 
+  // Lets a thread that polls an empty CQ execute pending fabric messages itself (the model thread
+  // would otherwise need a time slice on a machine whose cores the pollers keep busy).
+  void progress();
+
   std::atomic<uint64_t> ud_sent{0}, ud_dropped{0}, ud_duplicated{0}, ud_reordered{0};
 
  private:
@@ -68,6 +72,8 @@ class Hca {
   void send_resp(uint32_t node, uint32_t gen, uint32_t qpn, uint32_t psn, uint8_t synd,
                  uint8_t rnr_timer, const void* data, uint32_t len);
 
+  bool consume(int max);  // consumer_mu_ held
+  std::mutex consumer_mu_;  // one consumer of the inbox at a time: keeps execution serialized
   std::mutex mu_;
   int refs_ = 0;
   Fabric fab_;

@@ -159,9 +159,15 @@ int sh_poll_cq(ibv_cq* ibcq, int n, ibv_wc* wc) {
   Cq* cq = cq_of(ibcq);
   std::lock_guard<std::mutex> g(cq->cons);
   int got = 0;
+  bool helped = false;
   while (got < n) {
     int r = poll_one(cq, &wc[got]);
-    if (r == 0) break;
+    if (r == 0) {
+      if (got || helped) break;
+      Hca::get().progress();  // nothing yet: execute pending fabric work ourselves, look again
+      helped = true;
+      continue;
+    }
     if (r > 0) got++;
   }
   return got;
@@ -563,7 +569,11 @@ int cqx_next(ibv_cq_ex* x) {
   Cq* cq = cq_of(x);
   for (;;) {
     int r = poll_one(cq, &cq->cur);
-    if (r == 0) return ENOENT;
+    if (r == 0) {
+      Hca::get().progress();
+      r = poll_one(cq, &cq->cur);
+      if (r == 0) return ENOENT;
+    }
     if (r > 0) break;
   }
   x->status = cq->cur.status;
