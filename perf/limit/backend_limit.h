@@ -7,6 +7,7 @@
 #ifndef PERF_BACKEND_LIMIT_H
 #define PERF_BACKEND_LIMIT_H
 
+#define _GNU_SOURCE /* sched_setaffinity */
 #include <errno.h>
 #include <sched.h>
 #include <stdint.h>
@@ -60,6 +61,21 @@ static void bk_init_n(int npes) {
     bk_children[pe] = pid;
   }
   bk_mine = bk_slab(bk_me_);
+  /* same placement as perf/pin.sh gives the library runs: PE r on CPU r mod ncpus */
+  const char *pin = getenv("PERF_PIN");
+  if (pin && strcmp(pin, "1") == 0) {
+    cpu_set_t all, one;
+    if (sched_getaffinity(0, sizeof all, &all) == 0) {
+      int want = bk_me_ % CPU_COUNT(&all), seen = 0;
+      for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &all) && seen++ == want) {
+          CPU_ZERO(&one);
+          CPU_SET(cpu, &one);
+          sched_setaffinity(0, sizeof one, &one);
+          break;
+        }
+    }
+  }
 }
 
 static inline void *bk_malloc(size_t n) {

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Builds hoshmem and every benchmark (with hoshmem's oshcc and with Open MPI's OSHMEM oshcc),
+# runs them, and prints one table: hoshmem vs OSHMEM vs the shared-memory "limit".
+#
+#   perf/compare.sh [--quick] [--no-deps] [--keep]
+#     --quick    short runs (about a minute in all, plus build time): a smoke test
+#     --no-deps  do not run scripts/deps.sh
+#     --keep     keep the work directory (raw outputs, binaries) and print its path
+# Environment: PERF_BAZEL_BASE (Bazel output base, default /tmp/bz-perf), PERF_TIMEOUT (seconds
+# per program run). See perf/README.md for what the columns mean.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+perf="$root/perf"
+quick=0 deps=1 keep=0
+for a in "$@"; do
+  case "$a" in
+    --quick|-q) quick=1 ;;
+    --no-deps) deps=0 ;;
+    --keep) keep=1 ;;
+    -h|--help) sed -n '2,11p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "compare.sh: unknown argument $a" >&2; exit 2 ;;
+  esac
+done
+qflag=(); ((quick)) && qflag=(-q)
+timeout_s=${PERF_TIMEOUT:-$((quick ? 60 : 180))}
+tmp=$(mktemp -d /tmp/perf.XXXXXX)
+((keep)) || trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/bin/hoshmem" "$tmp/bin/oshmem" "$tmp/bin/limit" "$tmp/out"
+log() { echo "compare: $*" >&2; }
+
+if ((deps)); then "$root/scripts/deps.sh" || { log "scripts/deps.sh failed"; exit 1; }; fi
+
+# ---- hoshmem ----------------------------------------------------------------------------------
+hosh_note=""
+prefix="$tmp/prefix"
+bazel_base=${PERF_BAZEL_BASE:-/tmp/bz-perf}
+log "building hoshmem (bazel run //:install, output base $bazel_base)"
+if (cd "$root" && bazel --output_base="$bazel_base" run --jobs=2 //:install -- "$prefix") \
+    >"$tmp/bazel.log" 2>&1 && [[ -x "$prefix/bin/oshcc" && -x "$prefix/bin/oshrun" ]]; then
+  log "hoshmem installed in $prefix"
+else
+  hosh_note="hoshmem could not be built/installed (bazel run //:install; see the log tail below), so its column is n/a"
+  log "$hosh_note"
+  tail -n 5 "$tmp/bazel.log" | sed 's/^/  bazel: /' >&2
+fi
+(cd "$root" && bazel --output_base="$bazel_base" shutdown) >/dev/null 2>&1 || true
+
+# ---- build the benchmarks ---------------------------------------------------------------------
+suites=(putget amo barrier gups)
+cflags=(-O2 -g -Wall -Werror=implicit-function-declaration)
+osh_cc=/usr/bin/oshcc
+for s in "${suites[@]}"; do
+  if [[ -z "$hosh_note" ]]; then
+    "$prefix/bin/oshcc" "${cflags[@]}" -o "$tmp/bin/hoshmem/$s" "$perf/src/$s.c" 2>"$tmp/build-hoshmem-$s.log" ||
+      { log "hoshmem build of $s failed:"; sed 's/^/  /' "$tmp/build-hoshmem-$s.log" | head -20 >&2; }
+  fi
+  "$osh_cc" "${cflags[@]}" -o "$tmp/bin/oshmem/$s" "$perf/src/$s.c" 2>"$tmp/build-oshmem-$s.log" ||
+    { log "OSHMEM build of $s failed:"; sed 's/^/  /' "$tmp/build-oshmem-$s.log" | head -20 >&2; }
+done
+gcc "${cflags[@]}" -o "$tmp/bin/limit/limit" "$perf/limit/limit.c" ||
+  { log "limit build failed"; exit 1; }
+
+# ---- run --------------------------------------------------------------------------------------
+ncpu=$(nproc)
+# Placement: the same for every column. PEs are pinned one per CPU by perf/pin.sh (the limit
+# program pins itself) when the job fits the machine; oversubscribed jobs are not pinned.
+# OSHMEM runs with --bind-to none so that its own binding does not interfere with pin.sh.
+pin_for() { (($1 <= ncpu)) && echo 1 || echo 0; }
+
+run_lib() { # lib suite np
+  local lib=$1 s=$2 np=$3 out="$tmp/out/$1.txt" rc=0
+  local -a cmd
+  case $lib in
+    hoshmem)
+      [[ -x "$tmp/bin/hoshmem/$s" ]] || return 0
+      cmd=("$prefix/bin/oshrun" -np "$np" "$perf/pin.sh" "$tmp/bin/hoshmem/$s" "${qflag[@]}") ;;
+    oshmem)
+      [[ -x "$tmp/bin/oshmem/$s" ]] || return 0
+      cmd=(env OMPI_MCA_osc=^rdma UCX_TLS=^self /usr/bin/oshrun --allow-run-as-root --oversubscribe
+           --bind-to none -np "$np" "$perf/pin.sh" "$tmp/bin/oshmem/$s" "${qflag[@]}") ;;
+    limit)
+      cmd=("$tmp/bin/limit/limit" -n "$np" "${qflag[@]}" "$s") ;;
+  esac
+  PERF_PIN=$(pin_for "$np") timeout -k 5 "$timeout_s" "${cmd[@]}" >>"$out" 2>"$tmp/out/$lib-$s-$np.err" || rc=$?
+  if ((rc != 0)); then
+    echo "# $lib $s -np $np exited with status $rc" >>"$out"
+    log "$lib $s -np $np exited with status $rc (stderr tail follows)"
+    grep -v '^\s*$' "$tmp/out/$lib-$s-$np.err" | tail -n 4 | sed 's/^/  /' >&2
+  fi
+}
+
+start=$(date +%s)
+for s in "${suites[@]}"; do
+  nps=(2); [[ $s == barrier ]] && nps=(2 4 8)
+  for np in "${nps[@]}"; do
+    for lib in hoshmem oshmem limit; do
+      log "running $s on $lib with $np PEs"
+      run_lib "$lib" "$s" "$np"
+    done
+  done
+done
+elapsed=$(($(date +%s) - start))
+
+# ---- table ------------------------------------------------------------------------------------
+touch "$tmp/out/hoshmem.txt" "$tmp/out/oshmem.txt" "$tmp/out/limit.txt"
+echo "# hoshmem vs OpenSHMEM (Open MPI $(/usr/bin/ompi_info --version 2>/dev/null | head -n1 | awk '{print $NF}') OSHMEM) vs limit (plain shared memory, no library)"
+echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n1), load $(cut -d' ' -f1-3 /proc/loadavg), runs took ${elapsed}s$( ((quick)) && echo ', --quick')"
+echo "# every result: median of several timed runs, each verified (ERR = the library produced a wrong result)"
+echo "# ratio = oshmem/hoshmem for latencies (us), hoshmem/oshmem for rates (MB/s, Mops/s, GUP/s): >1 means hoshmem is better"
+echo "# hoshmem/limit = fraction of the hardware limit reached (limit/hoshmem for latencies): 1 = at the limit"
+echo "# size: bytes per operation; for barrier_all_lat the number of PEs; for gups the whole table"
+[[ -n "$hosh_note" ]] && echo "# NOTE: $hosh_note"
+awk -v files="$tmp/out/hoshmem.txt $tmp/out/oshmem.txt $tmp/out/limit.txt" '
+  function human(n) {
+    if (n >= 1048576 && n % 1048576 == 0) return (n / 1048576) "M"
+    if (n >= 1024 && n % 1024 == 0) return (n / 1024) "K"
+    return n
+  }
+  function num(v) { return v ~ /^[0-9.eE+-]+$/ }
+  function fmt(v) { return num(v) ? sprintf("%.4g", v) : v }
+  function ratio(a, b, lat) {   # a: hoshmem-like, b: reference; >1 means a is better
+    if (!num(a) || !num(b) || a == 0 || b == 0) return "-"
+    return sprintf("%.3f", lat ? b / a : a / b)
+  }
+  BEGIN {
+    n = split(files, f, " ")
+    for (i = 1; i <= n; i++) {
+      while ((getline line < f[i]) > 0) {
+        m = split(line, w, " ")
+        if (w[1] == "ERROR" && m >= 3) { key = w[2] SUBSEP w[3]; err[i, key] = 1; seen(key, "") ; continue }
+        if (line ~ /^#/ || m != 4) continue
+        key = w[1] SUBSEP w[2]
+        val[i, key] = w[3]; unit[key] = w[4]; seen(key, w[4])
+      }
+    }
+    printf "%-32s %6s %8s %10s %10s %8s %10s %10s\n", "benchmark", "size", "unit", "hoshmem", "oshmem", "ratio", "limit", "hosh/limit"
+    for (k = 1; k <= nkeys; k++) {
+      key = order[k]; split(key, p, SUBSEP)
+      for (i = 1; i <= 3; i++) v[i] = err[i, key] ? "ERR" : ((i, key) in val ? val[i, key] : "-")
+      lat = unit[key] == "us"
+      size = p[1] ~ /^barrier/ ? p[2] " PEs" : human(p[2])
+      printf "%-32s %6s %8s %10s %10s %8s %10s %10s\n", p[1], size, unit[key], fmt(v[1]), fmt(v[2]),
+             ratio(v[1], v[2], lat), fmt(v[3]), ratio(v[1], v[3], lat)
+    }
+  }
+  function seen(key, u) { if (!(key in known)) { known[key] = 1; order[++nkeys] = key } }
+'
+if grep -q '^ERROR' "$tmp/out/"*.txt; then
+  echo "# verification errors:"
+  grep -h '^ERROR' "$tmp/out/hoshmem.txt" | sed 's/^/#   hoshmem: /'
+  grep -h '^ERROR' "$tmp/out/oshmem.txt" | sed 's/^/#   oshmem: /'
+  grep -h '^ERROR' "$tmp/out/limit.txt" | sed 's/^/#   limit: /'
+fi
+grep -h '^# skipped' "$tmp/out/"*.txt | sort -u
+grep -h '^# .* exited with status' "$tmp/out/"*.txt
+((keep)) && echo "# raw outputs: $tmp/out"
+exit 0
