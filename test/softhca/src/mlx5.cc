@@ -35,7 +35,8 @@ ibv_qp* mlx5dv_create_qp(ibv_context* c, ibv_qp_init_attr_ex* a, mlx5dv_qp_init_
 
 mlx5dv_qp_ex* mlx5dv_qp_ex_from_ibv_qp_ex(ibv_qp_ex* x) { return softhca_qp_ex_to_dv(x); }
 
-int mlx5dv_init_obj(mlx5dv_obj* obj, uint64_t type) { return softhca_init_obj(obj, type); }
+int softhca_init_obj_1_2(mlx5dv_obj* obj, uint64_t type) { return softhca_init_obj(obj, type); }
+__asm__(".symver softhca_init_obj_1_2, mlx5dv_init_obj@@MLX5_1.2");
 int softhca_init_obj_1_0(mlx5dv_obj* obj, uint64_t type) { return softhca_init_obj(obj, type); }
 __asm__(".symver softhca_init_obj_1_0, mlx5dv_init_obj@MLX5_1.0");
 

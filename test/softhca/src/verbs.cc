@@ -706,7 +706,8 @@ ibv_srq* sh_create_srq_ex(ibv_context* c, ibv_srq_init_attr_ex* a) { return make
 
 extern "C" {
 
-ibv_device** ibv_get_device_list(int* num) {
+__asm__(".symver softhca_v11_ibv_get_device_list, ibv_get_device_list@@IBVERBS_1.1");
+ibv_device** softhca_v11_ibv_get_device_list(int* num) {
   auto& d = devices();
   auto** list = static_cast<ibv_device**>(calloc(d.size() + 1, sizeof(ibv_device*)));
   if (!list) {
@@ -718,17 +719,21 @@ ibv_device** ibv_get_device_list(int* num) {
   return list;
 }
 
-void ibv_free_device_list(ibv_device** list) { free(list); }
+__asm__(".symver softhca_v11_ibv_free_device_list, ibv_free_device_list@@IBVERBS_1.1");
+void softhca_v11_ibv_free_device_list(ibv_device** list) { free(list); }
 
-const char* ibv_get_device_name(ibv_device* dev) { return dev->name; }
+__asm__(".symver softhca_v11_ibv_get_device_name, ibv_get_device_name@@IBVERBS_1.1");
+const char* softhca_v11_ibv_get_device_name(ibv_device* dev) { return dev->name; }
 
-__be64 ibv_get_device_guid(ibv_device* dev) {
+__asm__(".symver softhca_v11_ibv_get_device_guid, ibv_get_device_guid@@IBVERBS_1.1");
+__be64 softhca_v11_ibv_get_device_guid(ibv_device* dev) {
   return be64(node_guid(reinterpret_cast<Device*>(dev)->index));
 }
 
 int ibv_get_device_index(ibv_device* dev) { return reinterpret_cast<Device*>(dev)->index; }
 
-ibv_context* ibv_open_device(ibv_device* dev) {
+__asm__(".symver softhca_v11_ibv_open_device, ibv_open_device@@IBVERBS_1.1");
+ibv_context* softhca_v11_ibv_open_device(ibv_device* dev) {
   if (!Hca::get().acquire()) {
     errno = ENODEV;
     return nullptr;
@@ -762,7 +767,8 @@ ibv_context* ibv_open_device(ibv_device* dev) {
   return &c;
 }
 
-int ibv_close_device(ibv_context* c) {
+__asm__(".symver softhca_v11_ibv_close_device, ibv_close_device@@IBVERBS_1.1");
+int softhca_v11_ibv_close_device(ibv_context* c) {
   Context* ctx = ctx_of(c);
   close(ctx->async_pipe[0]);
   close(ctx->async_pipe[1]);
@@ -771,17 +777,20 @@ int ibv_close_device(ibv_context* c) {
   return 0;
 }
 
-int ibv_query_device(ibv_context* c, ibv_device_attr* a) {
+__asm__(".symver softhca_v11_ibv_query_device, ibv_query_device@@IBVERBS_1.1");
+int softhca_v11_ibv_query_device(ibv_context* c, ibv_device_attr* a) {
   fill_dev_attr(ctx_of(c), a);
   return 0;
 }
 
 #undef ibv_query_port
-int ibv_query_port(ibv_context* c, uint8_t port, struct _compat_ibv_port_attr* a) {
+__asm__(".symver softhca_v11_ibv_query_port, ibv_query_port@@IBVERBS_1.1");
+int softhca_v11_ibv_query_port(ibv_context* c, uint8_t port, struct _compat_ibv_port_attr* a) {
   return sh_query_port(c, port, reinterpret_cast<ibv_port_attr*>(a), sizeof(ibv_port_attr));
 }
 
-int ibv_query_gid(ibv_context* c, uint8_t port, int index, ibv_gid* gid) {
+__asm__(".symver softhca_v11_ibv_query_gid, ibv_query_gid@@IBVERBS_1.1");
+int softhca_v11_ibv_query_gid(ibv_context* c, uint8_t port, int index, ibv_gid* gid) {
   if (port < 1 || port > config().num_ports || index != 0) return -1;
   memset(gid, 0, sizeof *gid);
   gid->raw[0] = 0xfe;
@@ -820,7 +829,8 @@ ssize_t _ibv_query_gid_table(ibv_context* c, ibv_gid_entry* e, size_t max, uint3
   return ssize_t(n);
 }
 
-int ibv_query_pkey(ibv_context*, uint8_t port, int index, __be16* pkey) {
+__asm__(".symver softhca_v11_ibv_query_pkey, ibv_query_pkey@@IBVERBS_1.1");
+int softhca_v11_ibv_query_pkey(ibv_context*, uint8_t port, int index, __be16* pkey) {
   if (port < 1 || port > config().num_ports || index != 0) return -1;
   *pkey = be16(0xffff);
   return 0;
@@ -831,7 +841,8 @@ int ibv_get_pkey_index(ibv_context*, uint8_t port, __be16 pkey) {
   return (be16(pkey) & 0x7fff) == 0x7fff ? 0 : -ENOENT;
 }
 
-ibv_pd* ibv_alloc_pd(ibv_context* c) {
+__asm__(".symver softhca_v11_ibv_alloc_pd, ibv_alloc_pd@@IBVERBS_1.1");
+ibv_pd* softhca_v11_ibv_alloc_pd(ibv_context* c) {
   auto* pd = new Pd{};
   pd->pd.context = c;
   pd->pdn = Hca::get().next_obj++;
@@ -839,7 +850,8 @@ ibv_pd* ibv_alloc_pd(ibv_context* c) {
   return &pd->pd;
 }
 
-int ibv_dealloc_pd(ibv_pd* pd) {
+__asm__(".symver softhca_v11_ibv_dealloc_pd, ibv_dealloc_pd@@IBVERBS_1.1");
+int softhca_v11_ibv_dealloc_pd(ibv_pd* pd) {
   Hca& h = Hca::get();
   {
     std::shared_lock<std::shared_mutex> g(h.tables);
@@ -884,11 +896,13 @@ ibv_mr* ibv_reg_mr_iova(ibv_pd* pd, void* addr, size_t len, uint64_t iova, int a
   return ibv_reg_mr_iova2(pd, addr, len, iova, unsigned(access));
 }
 
-ibv_mr* ibv_reg_mr(ibv_pd* pd, void* addr, size_t len, int access) {
+__asm__(".symver softhca_v11_ibv_reg_mr, ibv_reg_mr@@IBVERBS_1.1");
+ibv_mr* softhca_v11_ibv_reg_mr(ibv_pd* pd, void* addr, size_t len, int access) {
   return ibv_reg_mr_iova2(pd, addr, len, uint64_t(uintptr_t(addr)), unsigned(access));
 }
 
-int ibv_dereg_mr(ibv_mr* mr) {
+__asm__(".symver softhca_v11_ibv_dereg_mr, ibv_dereg_mr@@IBVERBS_1.1");
+int softhca_v11_ibv_dereg_mr(ibv_mr* mr) {
   Hca& h = Hca::get();
   {
     std::unique_lock<std::shared_mutex> g(h.tables);
@@ -1185,7 +1199,8 @@ ibv_qp* make_qp(ibv_context* c, ibv_qp_init_attr_ex* a, Kind kind, const mlx5dv_
 
 extern "C" {
 
-ibv_cq* ibv_create_cq(ibv_context* c, int cqe, void* cq_context, ibv_comp_channel* ch, int vec) {
+__asm__(".symver softhca_v11_ibv_create_cq, ibv_create_cq@@IBVERBS_1.1");
+ibv_cq* softhca_v11_ibv_create_cq(ibv_context* c, int cqe, void* cq_context, ibv_comp_channel* ch, int vec) {
   if (vec < 0 || vec >= c->num_comp_vectors || cqe < 1) {
     errno = EINVAL;
     return nullptr;
@@ -1200,9 +1215,11 @@ ibv_cq* ibv_create_cq(ibv_context* c, int cqe, void* cq_context, ibv_comp_channe
   return ibv_cq_ex_to_cq(&cq->cqx);
 }
 
-int ibv_resize_cq(ibv_cq*, int) { return EOPNOTSUPP; }
+__asm__(".symver softhca_v11_ibv_resize_cq, ibv_resize_cq@@IBVERBS_1.1");
+int softhca_v11_ibv_resize_cq(ibv_cq*, int) { return EOPNOTSUPP; }
 
-int ibv_destroy_cq(ibv_cq* ibcq) {
+__asm__(".symver softhca_v11_ibv_destroy_cq, ibv_destroy_cq@@IBVERBS_1.1");
+int softhca_v11_ibv_destroy_cq(ibv_cq* ibcq) {
   Cq* cq = cq_of(ibcq);
   Hca& h = Hca::get();
   {
@@ -1218,7 +1235,8 @@ int ibv_destroy_cq(ibv_cq* ibcq) {
   return 0;
 }
 
-int ibv_get_cq_event(ibv_comp_channel* ch, ibv_cq** cq, void** cq_context) {
+__asm__(".symver softhca_v11_ibv_get_cq_event, ibv_get_cq_event@@IBVERBS_1.1");
+int softhca_v11_ibv_get_cq_event(ibv_comp_channel* ch, ibv_cq** cq, void** cq_context) {
   ibv_cq* p;
   ssize_t n = read(ch->fd, &p, sizeof p);
   if (n != sizeof p) return -1;
@@ -1227,14 +1245,16 @@ int ibv_get_cq_event(ibv_comp_channel* ch, ibv_cq** cq, void** cq_context) {
   return 0;
 }
 
-void ibv_ack_cq_events(ibv_cq* cq, unsigned n) {
+__asm__(".symver softhca_v11_ibv_ack_cq_events, ibv_ack_cq_events@@IBVERBS_1.1");
+void softhca_v11_ibv_ack_cq_events(ibv_cq* cq, unsigned n) {
   pthread_mutex_lock(&cq->mutex);
   cq->comp_events_completed += n;
   pthread_cond_signal(&cq->cond);
   pthread_mutex_unlock(&cq->mutex);
 }
 
-ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* a) {
+__asm__(".symver softhca_v11_ibv_create_srq, ibv_create_srq@@IBVERBS_1.1");
+ibv_srq* softhca_v11_ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* a) {
   ibv_srq_init_attr_ex x{};
   x.srq_context = a->srq_context;
   x.attr = a->attr;
@@ -1245,14 +1265,16 @@ ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* a) {
   return s;
 }
 
-int ibv_modify_srq(ibv_srq* srq, ibv_srq_attr* a, int mask) {
+__asm__(".symver softhca_v11_ibv_modify_srq, ibv_modify_srq@@IBVERBS_1.1");
+int softhca_v11_ibv_modify_srq(ibv_srq* srq, ibv_srq_attr* a, int mask) {
   Srq* s = reinterpret_cast<Srq*>(srq);
   if (mask & IBV_SRQ_MAX_WR) return EINVAL;  // resizing is not modelled
   if (mask & IBV_SRQ_LIMIT) s->limit = a->srq_limit;
   return 0;
 }
 
-int ibv_query_srq(ibv_srq* srq, ibv_srq_attr* a) {
+__asm__(".symver softhca_v11_ibv_query_srq, ibv_query_srq@@IBVERBS_1.1");
+int softhca_v11_ibv_query_srq(ibv_srq* srq, ibv_srq_attr* a) {
   Srq* s = reinterpret_cast<Srq*>(srq);
   a->max_wr = s->cnt - 1;
   a->max_sge = s->max_sge;
@@ -1260,7 +1282,8 @@ int ibv_query_srq(ibv_srq* srq, ibv_srq_attr* a) {
   return 0;
 }
 
-int ibv_destroy_srq(ibv_srq* srq) {
+__asm__(".symver softhca_v11_ibv_destroy_srq, ibv_destroy_srq@@IBVERBS_1.1");
+int softhca_v11_ibv_destroy_srq(ibv_srq* srq) {
   Srq* s = reinterpret_cast<Srq*>(srq);
   Hca& h = Hca::get();
   {
@@ -1273,7 +1296,8 @@ int ibv_destroy_srq(ibv_srq* srq) {
   return 0;
 }
 
-ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* a) {
+__asm__(".symver softhca_v11_ibv_create_qp, ibv_create_qp@@IBVERBS_1.1");
+ibv_qp* softhca_v11_ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* a) {
   ibv_qp_init_attr_ex x{};
   memcpy(&x, a, sizeof *a);
   x.comp_mask = IBV_QP_INIT_ATTR_PD;
@@ -1292,7 +1316,8 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* a) {
 
 ibv_qp_ex* ibv_qp_to_qp_ex(ibv_qp* qp) { return &qp_of(qp)->qpx; }
 
-int ibv_query_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int, ibv_qp_init_attr* init) {
+__asm__(".symver softhca_v11_ibv_query_qp, ibv_query_qp@@IBVERBS_1.1");
+int softhca_v11_ibv_query_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int, ibv_qp_init_attr* init) {
   Qp* qp = qp_of(ibqp);
   std::lock_guard<std::recursive_mutex> g(qp->mu);
   *attr = qp->attr;
@@ -1308,7 +1333,8 @@ int ibv_query_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int, ibv_qp_init_attr* init) {
   return 0;
 }
 
-int ibv_modify_qp(ibv_qp* ibqp, ibv_qp_attr* a, int mask) {
+__asm__(".symver softhca_v11_ibv_modify_qp, ibv_modify_qp@@IBVERBS_1.1");
+int softhca_v11_ibv_modify_qp(ibv_qp* ibqp, ibv_qp_attr* a, int mask) {
   Qp* qp = qp_of(ibqp);
   Hca& h = Hca::get();
   std::shared_lock<std::shared_mutex> g(h.tables);
@@ -1362,7 +1388,8 @@ int ibv_modify_qp(ibv_qp* ibqp, ibv_qp_attr* a, int mask) {
   return 0;
 }
 
-int ibv_destroy_qp(ibv_qp* ibqp) {
+__asm__(".symver softhca_v11_ibv_destroy_qp, ibv_destroy_qp@@IBVERBS_1.1");
+int softhca_v11_ibv_destroy_qp(ibv_qp* ibqp) {
   Qp* qp = qp_of(ibqp);
   Hca& h = Hca::get();
   {
@@ -1379,7 +1406,8 @@ int ibv_destroy_qp(ibv_qp* ibqp) {
   return 0;
 }
 
-ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
+__asm__(".symver softhca_v11_ibv_create_ah, ibv_create_ah@@IBVERBS_1.1");
+ibv_ah* softhca_v11_ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
   if (attr->port_num < 1 || attr->port_num > config().num_ports || (!attr->dlid && !attr->is_global)) {
     errno = EINVAL;
     return nullptr;
@@ -1401,7 +1429,8 @@ ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
   return &ah->ah;
 }
 
-int ibv_destroy_ah(ibv_ah* ah) {
+__asm__(".symver softhca_v11_ibv_destroy_ah, ibv_destroy_ah@@IBVERBS_1.1");
+int softhca_v11_ibv_destroy_ah(ibv_ah* ah) {
   delete reinterpret_cast<Ah*>(ah);
   return 0;
 }
@@ -1427,14 +1456,18 @@ ibv_ah* ibv_create_ah_from_wc(ibv_pd* pd, ibv_wc* wc, ibv_grh* grh, uint8_t port
   return ibv_create_ah(pd, &a);
 }
 
-int ibv_attach_mcast(ibv_qp*, const ibv_gid*, uint16_t) { return EOPNOTSUPP; }
-int ibv_detach_mcast(ibv_qp*, const ibv_gid*, uint16_t) { return EOPNOTSUPP; }
+__asm__(".symver softhca_v11_ibv_attach_mcast, ibv_attach_mcast@@IBVERBS_1.1");
+int softhca_v11_ibv_attach_mcast(ibv_qp*, const ibv_gid*, uint16_t) { return EOPNOTSUPP; }
+__asm__(".symver softhca_v11_ibv_detach_mcast, ibv_detach_mcast@@IBVERBS_1.1");
+int softhca_v11_ibv_detach_mcast(ibv_qp*, const ibv_gid*, uint16_t) { return EOPNOTSUPP; }
 
-int ibv_get_async_event(ibv_context* c, ibv_async_event* ev) {
+__asm__(".symver softhca_v11_ibv_get_async_event, ibv_get_async_event@@IBVERBS_1.1");
+int softhca_v11_ibv_get_async_event(ibv_context* c, ibv_async_event* ev) {
   ssize_t n = read(c->async_fd, ev, sizeof *ev);
   return n == sizeof *ev ? 0 : -1;
 }
-void ibv_ack_async_event(ibv_async_event*) {}
+__asm__(".symver softhca_v11_ibv_ack_async_event, ibv_ack_async_event@@IBVERBS_1.1");
+void softhca_v11_ibv_ack_async_event(ibv_async_event*) {}
 
 int ibv_fork_init(void) { return 0; }
 enum ibv_fork_status ibv_is_fork_initialized(void) { return IBV_FORK_UNNEEDED; }
