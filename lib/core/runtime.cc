@@ -20,12 +20,6 @@ void abort_job(int status, const char *message) {
   _exit(status);
 }
 
-// Programs that return from main without shmem_finalize still finalize (collectively) instead of
-// leaving their peers waiting.
-void finalize_at_exit() {
-  while (rt.initialized) runtime_finalize();
-}
-
 WaitPolicy choose_wait_policy(const std::string &how, int local_pes) {
   WaitPolicy p;
   const bool oversubscribed = local_pes > get_nprocs();
@@ -91,11 +85,8 @@ void runtime_init(int requested, int *provided, const char *routine) {
   rt.cpu_atomics_ok = rt.cpu_atomics_table.get();
   rt.barrier.setup(rt.me, controls, &rt.wait);
 
-  static bool exit_hook = false;
-  if (!exit_hook) {
-    atexit(finalize_at_exit);
-    exit_hook = true;
-  }
+  // No atexit finalize: a PE that exits early (often on a failed check) must make the launcher
+  // tear the job down at once, not join a barrier its peers may never reach.
   rt.initialized = true;
   rt.barrier.run();
 
