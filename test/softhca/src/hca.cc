@@ -603,6 +603,7 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
         memcpy(h.bytes.data(), &m, sizeof m);
         if (!payload.empty()) memcpy(h.bytes.data() + sizeof m, payload.data(), payload.size());
         held_.push_back(std::move(h));
+        fab_.wake(fab_.node());  // the model thread releases it later
         if (copies == 1) return;
         copies = 1;
       } else {
@@ -655,6 +656,7 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
   if (!payload.empty()) memcpy(p.msg.data() + sizeof m, payload.data(), payload.size());
   if (routable) post_msg(e.node, e.gen, kReq, p.msg.data(), p.msg.size(), nullptr, 0);
   qp->out.push_back(std::move(p));
+  fab_.wake(fab_.node());  // a sleeping model thread must start the retry clock
 }
 
 void Hca::send_resp(uint32_t node, uint32_t gen, uint32_t qpn, uint32_t psn, uint8_t synd,
@@ -764,12 +766,20 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
   } else {
     return;
   }
-  if (m.psn != *epsn) return;  // out of sequence (behind an RNR NAK): requester replays
+  // RC: strictly in sequence. DC: a DCI reconnects per target, so its PSNs may jump forward,
+  // except behind an RNR NAK (kMustEqual), where only the NAKed request may come next.
+  constexpr uint32_t kMustEqual = 0x80000000u;
+  if (qp->kind == Kind::kRc || (*epsn & kMustEqual)) {
+    if (m.psn != (*epsn & 0xffffff)) return;  // out of sequence: the requester replays
+  } else if (int32_t((m.psn - *epsn) << 8) < 0) {
+    return;  // older than expected: duplicate
+  }
   auto reply = [&](uint8_t syn, const void* d, uint32_t n) {
     send_resp(m.src_node, m.src_gen, m.src_qpn, m.psn, syn, 0, d, n);
-    if (syn != kSynRnr) *epsn = (*epsn + 1) & 0xffffff;
+    *epsn = (m.psn + 1) & 0xffffff;
   };
   auto rnr = [&] {
+    if (qp->kind == Kind::kDct) *epsn = m.psn | kMustEqual;
     send_resp(m.src_node, m.src_gen, m.src_qpn, m.psn, kSynRnr, qp->attr.min_rnr_timer, nullptr, 0);
   };
   const int acc = qp->attr.qp_access_flags;

@@ -1,0 +1,913 @@
+// softhca conformance tests: drive the model only through the public verbs and mlx5dv APIs.
+// The binary links Debian's libibverbs/libmlx5 and re-executes itself with softhca selected.
+#include <gtest/gtest.h>
+#include <infiniband/mlx5dv.h>
+#include <infiniband/verbs.h>
+#include <arpa/inet.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+std::string g_self;
+
+uint64_t bswap64(uint64_t v) { return __builtin_bswap64(v); }
+uint32_t bswap32(uint32_t v) { return __builtin_bswap32(v); }
+
+struct Dev {
+  ibv_context* ctx = nullptr;
+  ibv_pd* pd = nullptr;
+  Dev() {
+    int n = 0;
+    ibv_device** list = ibv_get_device_list(&n);
+    if (!list || n < 1) return;
+    ctx = ibv_open_device(list[0]);
+    ibv_free_device_list(list);
+    if (ctx) pd = ibv_alloc_pd(ctx);
+  }
+  ~Dev() {
+    if (pd) ibv_dealloc_pd(pd);
+    if (ctx) ibv_close_device(ctx);
+  }
+};
+
+ibv_qp* make_rc(Dev& d, ibv_cq* cq, bool raw = false, int access = IBV_ACCESS_REMOTE_WRITE |
+                                                                 IBV_ACCESS_REMOTE_READ |
+                                                                 IBV_ACCESS_REMOTE_ATOMIC) {
+  ibv_qp_init_attr_ex a{};
+  a.qp_type = IBV_QPT_RC;
+  a.send_cq = cq;
+  a.recv_cq = cq;
+  a.cap.max_send_wr = 64;
+  a.cap.max_recv_wr = 64;
+  a.cap.max_send_sge = 2;
+  a.cap.max_recv_sge = 2;
+  a.cap.max_inline_data = 64;
+  a.pd = d.pd;
+  a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+  a.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_READ |
+                     IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+  mlx5dv_qp_init_attr dv{};
+  if (raw) {
+    dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS;
+    dv.send_ops_flags = MLX5DV_QP_EX_WITH_RAW_WQE;
+  }
+  ibv_qp* qp = mlx5dv_create_qp(d.ctx, &a, &dv);
+  if (!qp) return nullptr;
+  ibv_qp_attr m{};
+  m.qp_state = IBV_QPS_INIT;
+  m.port_num = 1;
+  m.qp_access_flags = access;
+  if (ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+    return nullptr;
+  return qp;
+}
+
+int connect_rc(ibv_qp* qp, uint32_t remote, uint16_t lid, int rnr_retry = 7, int timeout = 10,
+               int retry = 2) {
+  ibv_qp_attr m{};
+  m.qp_state = IBV_QPS_RTR;
+  m.path_mtu = IBV_MTU_4096;
+  m.dest_qp_num = remote;
+  m.rq_psn = 0;
+  m.max_dest_rd_atomic = 16;
+  m.min_rnr_timer = 1;
+  m.ah_attr.dlid = lid;
+  m.ah_attr.port_num = 1;
+  if (int r = ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                        IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+    return r;
+  m.qp_state = IBV_QPS_RTS;
+  m.sq_psn = 0;
+  m.timeout = uint8_t(timeout);
+  m.retry_cnt = uint8_t(retry);
+  m.rnr_retry = uint8_t(rnr_retry);
+  m.max_rd_atomic = 16;
+  return ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+uint16_t lid_of(Dev& d) {
+  ibv_port_attr p;
+  ibv_query_port(d.ctx, 1, &p);
+  return p.lid;
+}
+
+ibv_wc wait_wc(ibv_cq* cq) {
+  ibv_wc wc{};
+  for (long i = 0; i < 20000000; ++i) {
+    int n = ibv_poll_cq(cq, 1, &wc);
+    if (n == 1) return wc;
+    if (i > 1000) usleep(50);
+  }
+  ADD_FAILURE() << "no completion";
+  wc.status = IBV_WC_GENERAL_ERR;
+  return wc;
+}
+
+// A loopback pair of RC QPs in this process (the requests still cross the fabric).
+struct Pair : ::testing::Test {
+  Dev d;
+  ibv_cq *cq = nullptr;
+  ibv_qp *a = nullptr, *b = nullptr;
+  alignas(64) uint8_t src[4096], dst[4096];
+  ibv_mr *msrc = nullptr, *mdst = nullptr;
+  void SetUp() override {
+    ASSERT_NE(d.ctx, nullptr);
+    cq = ibv_create_cq(d.ctx, 256, nullptr, nullptr, 0);
+    a = make_rc(d, cq, true);
+    b = make_rc(d, cq, true);
+    ASSERT_TRUE(a && b);
+    ASSERT_EQ(connect_rc(a, b->qp_num, lid_of(d)), 0);
+    ASSERT_EQ(connect_rc(b, a->qp_num, lid_of(d)), 0);
+    int all = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+              IBV_ACCESS_REMOTE_ATOMIC;
+    msrc = ibv_reg_mr(d.pd, src, sizeof src, all);
+    mdst = ibv_reg_mr(d.pd, dst, sizeof dst, all);
+    ASSERT_TRUE(msrc && mdst);
+  }
+  void TearDown() override {
+    if (a) ibv_destroy_qp(a);
+    if (b) ibv_destroy_qp(b);
+    if (msrc) ibv_dereg_mr(msrc);
+    if (mdst) ibv_dereg_mr(mdst);
+    if (cq) ibv_destroy_cq(cq);
+  }
+  ibv_wc post(ibv_qp* qp, ibv_wr_opcode op, void* laddr, uint32_t len, uint32_t lkey, void* raddr,
+              uint32_t rkey, uint64_t cmp_add = 0, uint64_t swap = 0) {
+    ibv_sge s{uint64_t(uintptr_t(laddr)), len, lkey};
+    ibv_send_wr wr{}, *bad;
+    wr.wr_id = 7;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = op;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+      wr.wr.atomic.remote_addr = uint64_t(uintptr_t(raddr));
+      wr.wr.atomic.rkey = rkey;
+      wr.wr.atomic.compare_add = cmp_add;
+      wr.wr.atomic.swap = swap;
+    } else {
+      wr.wr.rdma.remote_addr = uint64_t(uintptr_t(raddr));
+      wr.wr.rdma.rkey = rkey;
+    }
+    EXPECT_EQ(ibv_post_send(qp, &wr, &bad), 0);
+    return wait_wc(cq);
+  }
+  // Posts one raw masked-atomic WQE (DESIGN.md layouts) through mlx5dv_wr_raw_wqe.
+  ibv_wc masked(uint8_t opcode, int size, void* target, const uint8_t* seg, int seg_units,
+                void* result) {
+    alignas(64) uint8_t w[128] = {};
+    uint32_t ds = 1 + 1 + seg_units + 1;
+    auto* c = reinterpret_cast<mlx5_wqe_ctrl_seg*>(w);
+    uint8_t opmod = 0x8 | (size == 8 ? 1 : 0);
+    c->opmod_idx_opcode = bswap32(uint32_t(opmod) << 24 | opcode);
+    c->qpn_ds = bswap32(ds);
+    auto* r = reinterpret_cast<mlx5_wqe_raddr_seg*>(w + 16);
+    r->raddr = bswap64(uint64_t(uintptr_t(target)));
+    r->rkey = bswap32(mdst->rkey);
+    memcpy(w + 32, seg, size_t(seg_units) * 16);
+    auto* dseg = reinterpret_cast<mlx5_wqe_data_seg*>(w + 32 + seg_units * 16);
+    dseg->byte_count = bswap32(uint32_t(size));
+    dseg->lkey = bswap32(msrc->lkey);
+    dseg->addr = bswap64(uint64_t(uintptr_t(result)));
+    ibv_qp_ex* x = ibv_qp_to_qp_ex(a);
+    mlx5dv_qp_ex* m = mlx5dv_qp_ex_from_ibv_qp_ex(x);
+    ibv_wr_start(x);
+    x->wr_id = 99;
+    x->wr_flags = IBV_SEND_SIGNALED;
+    mlx5dv_wr_raw_wqe(m, w);
+    EXPECT_EQ(ibv_wr_complete(x), 0);
+    return wait_wc(cq);
+  }
+};
+
+TEST(Device, PresentsAsConnectX6) {
+  Dev d;
+  ASSERT_NE(d.ctx, nullptr);
+  ibv_device_attr_ex a{};
+  ASSERT_EQ(ibv_query_device_ex(d.ctx, nullptr, &a), 0);
+  EXPECT_EQ(a.orig_attr.vendor_id, 0x02c9u);
+  EXPECT_EQ(a.orig_attr.vendor_part_id, 4123u);
+  EXPECT_EQ(a.orig_attr.atomic_cap, IBV_ATOMIC_HCA);
+  ibv_port_attr p;
+  ASSERT_EQ(ibv_query_port(d.ctx, 1, &p), 0);
+  EXPECT_EQ(p.state, IBV_PORT_ACTIVE);
+  EXPECT_NE(p.lid, 0);
+  ibv_gid g;
+  ASSERT_EQ(ibv_query_gid(d.ctx, 1, 0, &g), 0);
+  EXPECT_EQ(g.raw[0], 0xfe);
+  EXPECT_TRUE(mlx5dv_is_supported(d.ctx->device));
+  mlx5dv_context dv{};
+  EXPECT_EQ(mlx5dv_query_device(d.ctx, &dv), 0);
+  EXPECT_TRUE(dv.flags & MLX5DV_CONTEXT_FLAGS_CQE_V1);
+}
+
+TEST(Device, DevxQueryHcaCapAtomic) {
+  Dev d;
+  uint32_t in[4] = {bswap32(0x100u << 16), bswap32((3u << 1) | 1), 0, 0};
+  uint8_t out[0x10 + 0x100];
+  ASSERT_EQ(mlx5dv_devx_general_cmd(d.ctx, in, sizeof in, out, sizeof out), 0);
+  const uint8_t* cap = out + 0x10;
+  auto field = [&](unsigned off, unsigned bits) {
+    uint32_t w;
+    memcpy(&w, cap + off / 32 * 4, 4);
+    return (bswap32(w) >> (32 - off % 32 - bits)) & ((1u << bits) - 1);
+  };
+  EXPECT_EQ(field(0x90, 16), 0xfu);  // CS, FA, masked CS, masked FA
+  EXPECT_EQ(field(0xb0, 16) & 0xc, 0xcu);  // 4 and 8 bytes on RC
+  EXPECT_EQ(field(0xd0, 16) & 0xc, 0xcu);  // and on DC
+  EXPECT_EQ(field(0x40, 2), 1u);  // host-endian 8-byte replies (default knob)
+  in[1] = bswap32(1);  // general caps
+  ASSERT_EQ(mlx5dv_devx_general_cmd(d.ctx, in, sizeof in, out, sizeof out), 0);
+  EXPECT_EQ(field(0x21a, 1), 1u);  // dct
+  EXPECT_EQ(field(0x21e, 1), 1u);  // atomic
+}
+
+TEST_F(Pair, RdmaWriteAndRead) {
+  for (int i = 0; i < 4096; ++i) src[i] = uint8_t(i * 7);
+  memset(dst, 0, sizeof dst);
+  ibv_wc wc = post(a, IBV_WR_RDMA_WRITE, src, 4096, msrc->lkey, dst, mdst->rkey);
+  ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(wc.opcode, IBV_WC_RDMA_WRITE);
+  EXPECT_EQ(memcmp(src, dst, 4096), 0);
+  memset(src, 0, sizeof src);
+  wc = post(a, IBV_WR_RDMA_READ, src, 1000, msrc->lkey, dst + 10, mdst->rkey);
+  ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(wc.byte_len, 1000u);
+  EXPECT_EQ(memcmp(src, dst + 10, 1000), 0);
+}
+
+TEST_F(Pair, SendRecvWithImmediate) {
+  ibv_sge rs{uint64_t(uintptr_t(dst)), 256, mdst->lkey};
+  ibv_recv_wr rw{}, *rbad;
+  rw.wr_id = 42;
+  rw.sg_list = &rs;
+  rw.num_sge = 1;
+  ASSERT_EQ(ibv_post_recv(b, &rw, &rbad), 0);
+  strcpy(reinterpret_cast<char*>(src), "hello over softhca");
+  ibv_sge s{uint64_t(uintptr_t(src)), 19, msrc->lkey};
+  ibv_send_wr wr{}, *bad;
+  wr.wr_id = 1;
+  wr.sg_list = &s;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND_WITH_IMM;
+  wr.imm_data = htonl(0x1234);
+  wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+  ASSERT_EQ(ibv_post_send(a, &wr, &bad), 0);
+  int got = 0;
+  for (int i = 0; i < 2; ++i) {
+    ibv_wc wc = wait_wc(cq);
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+    if (wc.opcode == IBV_WC_RECV) {
+      EXPECT_EQ(wc.wr_id, 42u);
+      EXPECT_EQ(wc.byte_len, 19u);
+      EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
+      EXPECT_EQ(ntohl(wc.imm_data), 0x1234u);
+      EXPECT_EQ(wc.src_qp, a->qp_num);
+      got |= 1;
+    } else {
+      EXPECT_EQ(wc.opcode, IBV_WC_SEND);
+      got |= 2;
+    }
+  }
+  EXPECT_EQ(got, 3);
+  EXPECT_STREQ(reinterpret_cast<char*>(dst), "hello over softhca");
+}
+
+TEST_F(Pair, StandardAtomics) {
+  uint64_t* t = reinterpret_cast<uint64_t*>(dst);
+  uint64_t* r = reinterpret_cast<uint64_t*>(src);
+  *t = 100;
+  ASSERT_EQ(post(a, IBV_WR_ATOMIC_FETCH_AND_ADD, r, 8, msrc->lkey, t, mdst->rkey, 5).status,
+            IBV_WC_SUCCESS);
+  EXPECT_EQ(*r, 100u);  // host-endian reply mode
+  EXPECT_EQ(*t, 105u);
+  ibv_wc wc = post(a, IBV_WR_ATOMIC_CMP_AND_SWP, r, 8, msrc->lkey, t, mdst->rkey, 105, 7);
+  ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(wc.opcode, IBV_WC_COMP_SWAP);
+  EXPECT_EQ(*r, 105u);
+  EXPECT_EQ(*t, 7u);
+  post(a, IBV_WR_ATOMIC_CMP_AND_SWP, r, 8, msrc->lkey, t, mdst->rkey, 1, 9);  // compare fails
+  EXPECT_EQ(*r, 7u);
+  EXPECT_EQ(*t, 7u);
+}
+
+TEST_F(Pair, QpExWrApi) {
+  ibv_qp_ex* x = ibv_qp_to_qp_ex(a);
+  uint64_t* t = reinterpret_cast<uint64_t*>(dst + 64);
+  *t = 1;
+  memset(dst, 0, 64);
+  ibv_wr_start(x);
+  x->wr_id = 1;
+  x->wr_flags = 0;  // unsignaled
+  ibv_wr_rdma_write(x, mdst->rkey, uint64_t(uintptr_t(dst)));
+  char msg[] = "inline!";
+  ibv_wr_set_inline_data(x, msg, sizeof msg);
+  x->wr_id = 2;
+  x->wr_flags = IBV_SEND_SIGNALED;
+  ibv_wr_atomic_fetch_add(x, mdst->rkey, uint64_t(uintptr_t(t)), 41);
+  ibv_wr_set_sge(x, msrc->lkey, uint64_t(uintptr_t(src)), 8);
+  ASSERT_EQ(ibv_wr_complete(x), 0);
+  ibv_wc wc = wait_wc(cq);
+  ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(wc.wr_id, 2u);  // the unsignaled write produced no completion
+  EXPECT_EQ(*t, 42u);
+  EXPECT_STREQ(reinterpret_cast<char*>(dst), "inline!");
+  ibv_wc none;
+  EXPECT_EQ(ibv_poll_cq(cq, 1, &none), 0);
+}
+
+// Every masked-atomic mapping of DESIGN.md, bit-exact, through raw WQEs.
+TEST_F(Pair, MaskedAtomics) {
+  auto be32s = [](std::initializer_list<uint32_t> v, uint8_t* out) {
+    int i = 0;
+    for (uint32_t x : v) {
+      uint32_t b = bswap32(x);
+      memcpy(out + 4 * i++, &b, 4);
+    }
+  };
+  auto be64s = [](std::initializer_list<uint64_t> v, uint8_t* out) {
+    int i = 0;
+    for (uint64_t x : v) {
+      uint64_t b = bswap64(x);
+      memcpy(out + 8 * i++, &b, 8);
+    }
+  };
+  uint8_t seg[32];
+  uint32_t* t32 = reinterpret_cast<uint32_t*>(dst + 128);
+  uint64_t* t64 = reinterpret_cast<uint64_t*>(dst + 256);
+  uint32_t* r32 = reinterpret_cast<uint32_t*>(src + 128);
+  uint64_t* r64 = reinterpret_cast<uint64_t*>(src + 256);
+  // add32: masked FA, boundary 0
+  *t32 = 0xfffffff0u;
+  be32s({0x11, 0, 0, 0}, seg);
+  ASSERT_EQ(masked(MLX5_OPCODE_ATOMIC_MASKED_FA, 4, t32, seg, 1, r32).status, IBV_WC_SUCCESS);
+  EXPECT_EQ(*r32, 0xfffffff0u);
+  EXPECT_EQ(*t32, 0x00000001u);
+  // xor32: masked FA with boundary all-ones (carry-less)
+  *t32 = 0xf0f0a5a5u;
+  be32s({0xffff0000u, 0xffffffffu, 0, 0}, seg);
+  masked(MLX5_OPCODE_ATOMIC_MASKED_FA, 4, t32, seg, 1, r32);
+  EXPECT_EQ(*t32, 0x0f0fa5a5u);
+  // cswap32: masked CS, both masks all-ones
+  *t32 = 5;
+  be32s({9, 5, 0xffffffffu, 0xffffffffu}, seg);
+  masked(MLX5_OPCODE_ATOMIC_MASKED_CS, 4, t32, seg, 1, r32);
+  EXPECT_EQ(*r32, 5u);
+  EXPECT_EQ(*t32, 9u);
+  be32s({1, 5, 0xffffffffu, 0xffffffffu}, seg);  // compare fails
+  masked(MLX5_OPCODE_ATOMIC_MASKED_CS, 4, t32, seg, 1, r32);
+  EXPECT_EQ(*t32, 9u);
+  // and32 / or32 / swap32
+  *t32 = 0xff00ff00u;
+  be32s({0x0ff00ff0u, 0, ~0x0ff00ff0u, 0}, seg);
+  masked(MLX5_OPCODE_ATOMIC_MASKED_CS, 4, t32, seg, 1, r32);
+  EXPECT_EQ(*t32, 0x0f000f00u);
+  be32s({0x000000ffu, 0, 0x000000ffu, 0}, seg);
+  masked(MLX5_OPCODE_ATOMIC_MASKED_CS, 4, t32, seg, 1, r32);
+  EXPECT_EQ(*t32, 0x0f000fffu);
+  be32s({0xdeadbeefu, 0, 0xffffffffu, 0}, seg);
+  masked(MLX5_OPCODE_ATOMIC_MASKED_CS, 4, t32, seg, 1, r32);
+  EXPECT_EQ(*r32, 0x0f000fffu);
+  EXPECT_EQ(*t32, 0xdeadbeefu);
+  // 64-bit: xor, or, and, swap, add with field boundary
+  *t64 = 0x0123456789abcdefull;
+  be64s({0xffffffff00000000ull, ~0ull}, seg);
+  masked(MLX5_OPCODE_ATOMIC_MASKED_FA, 8, t64, seg, 1, r64);
+  EXPECT_EQ(*r64, 0x0123456789abcdefull);
+  EXPECT_EQ(*t64, 0xfedcba9889abcdefull);
+  be64s({0xf0ull, 0, 0xf0ull, 0}, seg);  // or: {swap, compare} {swap_mask, compare_mask}
+  masked(MLX5_OPCODE_ATOMIC_MASKED_CS, 8, t64, seg, 2, r64);
+  EXPECT_EQ(*t64, 0xfedcba9889abcdffull);
+  be64s({0xffffull, 0, ~0xffffull, 0}, seg);  // and with 0xffff
+  masked(MLX5_OPCODE_ATOMIC_MASKED_CS, 8, t64, seg, 2, r64);
+  EXPECT_EQ(*t64, 0xcdffull);
+  be64s({0x1122334455667788ull, 0, ~0ull, 0}, seg);  // swap
+  masked(MLX5_OPCODE_ATOMIC_MASKED_CS, 8, t64, seg, 2, r64);
+  EXPECT_EQ(*t64, 0x1122334455667788ull);
+  *t64 = 0x00000000ffffffffull;  // two 32-bit fields: boundary at bit 31 stops the carry
+  be64s({1, 0x0000000080000000ull}, seg);
+  masked(MLX5_OPCODE_ATOMIC_MASKED_FA, 8, t64, seg, 1, r64);
+  EXPECT_EQ(*t64, 0x0000000000000000ull);
+}
+
+TEST_F(Pair, UnsupportedEncodingGivesErrorCompletion) {
+  alignas(64) uint8_t w[64] = {};
+  auto* c = reinterpret_cast<mlx5_wqe_ctrl_seg*>(w);
+  c->opmod_idx_opcode = bswap32(0x0au << 24 | MLX5_OPCODE_ATOMIC_MASKED_FA);  // 16-byte operand
+  c->qpn_ds = bswap32(4);
+  ibv_qp_ex* x = ibv_qp_to_qp_ex(a);
+  ibv_wr_start(x);
+  x->wr_id = 5;
+  x->wr_flags = IBV_SEND_SIGNALED;
+  mlx5dv_wr_raw_wqe(mlx5dv_qp_ex_from_ibv_qp_ex(x), w);
+  ASSERT_EQ(ibv_wr_complete(x), 0);
+  ibv_wc wc = wait_wc(cq);
+  EXPECT_EQ(wc.status, IBV_WC_LOC_QP_OP_ERR);
+  EXPECT_EQ(wc.wr_id, 5u);
+}
+
+TEST_F(Pair, RemoteAccessViolation) {
+  ibv_mr* ro = ibv_reg_mr(d.pd, dst + 2048, 1024, IBV_ACCESS_REMOTE_READ);
+  ASSERT_NE(ro, nullptr);
+  ibv_wc wc = post(a, IBV_WR_RDMA_WRITE, src, 8, msrc->lkey, dst + 2048, ro->rkey);
+  EXPECT_EQ(wc.status, IBV_WC_REM_ACCESS_ERR);
+  ibv_qp_attr qa;
+  ibv_qp_init_attr ia;
+  ibv_query_qp(a, &qa, IBV_QP_STATE, &ia);
+  EXPECT_EQ(qa.qp_state, IBV_QPS_ERR);
+  // Work posted to a QP in error is flushed.
+  wc = post(a, IBV_WR_RDMA_READ, src, 8, msrc->lkey, dst, mdst->rkey);
+  EXPECT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
+  ibv_dereg_mr(ro);
+}
+
+TEST_F(Pair, BadLkeyAndOutOfRange) {
+  ibv_wc wc = post(a, IBV_WR_RDMA_WRITE, src, 8, 0xdead00, dst, mdst->rkey);
+  EXPECT_EQ(wc.status, IBV_WC_LOC_PROT_ERR);
+}
+
+TEST_F(Pair, RemoteOutOfRangeIsAccessError) {
+  ibv_wc wc = post(a, IBV_WR_RDMA_WRITE, src, 64, msrc->lkey, dst + 4090, mdst->rkey);
+  EXPECT_EQ(wc.status, IBV_WC_REM_ACCESS_ERR);
+}
+
+TEST(Errors, RnrRetryExceeded) {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 16, nullptr, nullptr, 0);
+  ibv_qp* a = make_rc(d, cq);
+  ibv_qp* b = make_rc(d, cq);
+  ASSERT_EQ(connect_rc(a, b->qp_num, lid_of(d), /*rnr_retry=*/1), 0);
+  ASSERT_EQ(connect_rc(b, a->qp_num, lid_of(d)), 0);
+  ibv_send_wr wr{}, *bad;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  ASSERT_EQ(ibv_post_send(a, &wr, &bad), 0);
+  EXPECT_EQ(wait_wc(cq).status, IBV_WC_RNR_RETRY_EXC_ERR);
+  ibv_destroy_qp(a);
+  ibv_destroy_qp(b);
+  ibv_destroy_cq(cq);
+}
+
+TEST(Errors, RetryExceededToMissingQp) {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 16, nullptr, nullptr, 0);
+  ibv_qp* a = make_rc(d, cq);
+  ASSERT_EQ(connect_rc(a, 0xfff0, lid_of(d), 7, /*timeout=*/8, /*retry=*/1), 0);
+  ibv_send_wr wr{}, *bad;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  ASSERT_EQ(ibv_post_send(a, &wr, &bad), 0);
+  EXPECT_EQ(wait_wc(cq).status, IBV_WC_RETRY_EXC_ERR);
+  ibv_destroy_qp(a);
+  ibv_destroy_cq(cq);
+}
+
+TEST(StateMachine, AttributeChecks) {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 16, nullptr, nullptr, 0);
+  ibv_qp_init_attr ia{};
+  ia.send_cq = ia.recv_cq = cq;
+  ia.cap.max_send_wr = ia.cap.max_recv_wr = 4;
+  ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+  ia.qp_type = IBV_QPT_RC;
+  ibv_qp* qp = ibv_create_qp(d.pd, &ia);
+  ASSERT_NE(qp, nullptr);
+  ibv_qp_attr m{};
+  m.qp_state = IBV_QPS_RTR;  // RESET -> RTR is not a transition
+  EXPECT_NE(ibv_modify_qp(qp, &m, IBV_QP_STATE), 0);
+  m.qp_state = IBV_QPS_INIT;
+  m.port_num = 1;
+  EXPECT_NE(ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PORT), 0);  // missing required attrs
+  EXPECT_EQ(ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+  ibv_send_wr wr{}, *bad;
+  wr.opcode = IBV_WR_SEND;
+  EXPECT_NE(ibv_post_send(qp, &wr, &bad), 0);  // cannot send before RTS
+  ibv_destroy_qp(qp);
+  ibv_destroy_cq(cq);
+}
+
+TEST(Events, SleepingThreadWokenByCqEvent) {
+  Dev d;
+  ibv_comp_channel* ch = ibv_create_comp_channel(d.ctx);
+  ibv_cq* cq = ibv_create_cq(d.ctx, 16, reinterpret_cast<void*>(0x77), ch, 0);
+  ibv_qp* a = make_rc(d, cq);
+  ibv_qp* b = make_rc(d, cq);
+  ASSERT_EQ(connect_rc(a, b->qp_num, lid_of(d)), 0);
+  ASSERT_EQ(connect_rc(b, a->qp_num, lid_of(d)), 0);
+  ASSERT_EQ(ibv_req_notify_cq(cq, 0), 0);
+  std::atomic<bool> woke{false};
+  std::thread sleeper([&] {
+    ibv_cq* ev;
+    void* ctx;
+    if (ibv_get_cq_event(ch, &ev, &ctx) == 0 && ev == cq && ctx == reinterpret_cast<void*>(0x77)) {
+      ibv_ack_cq_events(ev, 1);
+      woke = true;
+    }
+  });
+  usleep(20000);
+  EXPECT_FALSE(woke.load());
+  static uint64_t word;
+  ibv_mr* mr = ibv_reg_mr(d.pd, &word, 8, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  ibv_sge s{uint64_t(uintptr_t(&word)), 8, mr->lkey};
+  ibv_send_wr wr{}, *bad;
+  wr.sg_list = &s;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = uint64_t(uintptr_t(&word));
+  wr.wr.rdma.rkey = mr->rkey;
+  ASSERT_EQ(ibv_post_send(a, &wr, &bad), 0);
+  sleeper.join();
+  EXPECT_TRUE(woke.load());
+  EXPECT_EQ(wait_wc(cq).status, IBV_WC_SUCCESS);
+  ibv_destroy_qp(a);
+  ibv_destroy_qp(b);
+  ibv_dereg_mr(mr);
+  ibv_destroy_cq(cq);
+  ibv_destroy_comp_channel(ch);
+}
+
+// Raw SQ and CQ access: WQE written into the SQ buffer, doorbell record, BlueFlame store,
+// CQE polled by owner bit.
+TEST_F(Pair, RawSqDoorbellAndCqOwnerBit) {
+  ibv_cq* rcq = ibv_create_cq(d.ctx, 8, nullptr, nullptr, 0);
+  ibv_qp* q = make_rc(d, rcq);
+  ASSERT_EQ(connect_rc(q, b->qp_num, lid_of(d)), 0);
+  // b must accept q as its peer: reconnect b to q.
+  ibv_qp_attr r{};
+  r.qp_state = IBV_QPS_RESET;
+  ASSERT_EQ(ibv_modify_qp(b, &r, IBV_QP_STATE), 0);
+  ibv_qp_attr m{};
+  m.qp_state = IBV_QPS_INIT;
+  m.port_num = 1;
+  m.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+  ASSERT_EQ(ibv_modify_qp(b, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+  ASSERT_EQ(connect_rc(b, q->qp_num, lid_of(d)), 0);
+  mlx5dv_qp dq{};
+  mlx5dv_cq dc{};
+  mlx5dv_obj o{};
+  o.qp.in = q;
+  o.qp.out = &dq;
+  o.cq.in = rcq;
+  o.cq.out = &dc;
+  ASSERT_EQ(mlx5dv_init_obj(&o, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ), 0);
+  ASSERT_EQ(dc.cqe_size, 64u);
+  uint64_t* t = reinterpret_cast<uint64_t*>(dst + 512);
+  *t = 10;
+  for (uint32_t n = 0; n < 3 * dc.cqe_cnt; ++n) {  // wraps both rings: owner bit flips
+    uint32_t pi = n;
+    auto* w = static_cast<uint8_t*>(dq.sq.buf) + (pi & (dq.sq.wqe_cnt - 1)) * dq.sq.stride;
+    memset(w, 0, 64);
+    auto* c = reinterpret_cast<mlx5_wqe_ctrl_seg*>(w);
+    c->opmod_idx_opcode = bswap32((pi & 0xffff) << 8 | MLX5_OPCODE_ATOMIC_FA);
+    c->qpn_ds = bswap32(q->qp_num << 8 | 4);
+    c->fm_ce_se = MLX5_WQE_CTRL_CQ_UPDATE;
+    auto* rs = reinterpret_cast<mlx5_wqe_raddr_seg*>(w + 16);
+    rs->raddr = bswap64(uint64_t(uintptr_t(t)));
+    rs->rkey = bswap32(mdst->rkey);
+    auto* as = reinterpret_cast<mlx5_wqe_atomic_seg*>(w + 32);
+    as->swap_add = bswap64(1);
+    auto* ds = reinterpret_cast<mlx5_wqe_data_seg*>(w + 48);
+    ds->byte_count = bswap32(8);
+    ds->lkey = bswap32(msrc->lkey);
+    ds->addr = bswap64(uint64_t(uintptr_t(src)));
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    dq.dbrec[1] = bswap32((pi + 1) & 0xffff);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    *reinterpret_cast<volatile uint64_t*>(dq.bf.reg) = *reinterpret_cast<uint64_t*>(w);
+    auto* cqe = reinterpret_cast<mlx5_cqe64*>(static_cast<uint8_t*>(dc.buf) + (n & (dc.cqe_cnt - 1)) * 64);
+    uint8_t owner = (n / dc.cqe_cnt) & 1;
+    int spins = 0;
+    while (((cqe->op_own >> 4) == MLX5_CQE_INVALID || (cqe->op_own & 1) != owner) && spins++ < 2000000)
+      usleep(spins > 1000 ? 20 : 0);
+    ASSERT_EQ(cqe->op_own >> 4, MLX5_CQE_REQ);
+    EXPECT_EQ(bswap32(cqe->sop_drop_qpn) & 0xffffff, q->qp_num);
+    EXPECT_EQ(bswap32(cqe->sop_drop_qpn) >> 24, uint32_t(MLX5_OPCODE_ATOMIC_FA));
+    EXPECT_EQ(*reinterpret_cast<uint64_t*>(src), 10u + n);
+    dc.dbrec[0] = bswap32((n + 1) & 0xffffff);
+  }
+  EXPECT_EQ(*t, 10u + 3 * dc.cqe_cnt);
+  ibv_destroy_qp(q);
+  ibv_destroy_cq(rcq);
+}
+
+// DC: one DCI talks to two DCTs in turn, each with its own access key.
+TEST(Dc, DciSwitchesTargets) {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 64, nullptr, nullptr, 0);
+  ibv_srq_init_attr sa{};
+  sa.attr.max_wr = 4;
+  sa.attr.max_sge = 1;
+  ibv_srq* srq = ibv_create_srq(d.pd, &sa);
+  ASSERT_NE(srq, nullptr);
+  ibv_qp* dct[2];
+  for (int i = 0; i < 2; ++i) {
+    ibv_qp_init_attr_ex a{};
+    a.qp_type = IBV_QPT_DRIVER;
+    a.send_cq = a.recv_cq = cq;
+    a.srq = srq;
+    a.pd = d.pd;
+    a.comp_mask = IBV_QP_INIT_ATTR_PD;
+    mlx5dv_qp_init_attr dv{};
+    dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
+    dv.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCT;
+    dv.dc_init_attr.dct_access_key = 0xabc0 + i;
+    dct[i] = mlx5dv_create_qp(d.ctx, &a, &dv);
+    ASSERT_NE(dct[i], nullptr);
+    ibv_qp_attr m{};
+    m.qp_state = IBV_QPS_INIT;
+    m.port_num = 1;
+    m.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+    ASSERT_EQ(ibv_modify_qp(dct[i], &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+    m.qp_state = IBV_QPS_RTR;
+    m.path_mtu = IBV_MTU_4096;
+    m.min_rnr_timer = 1;
+    ASSERT_EQ(ibv_modify_qp(dct[i], &m, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_MIN_RNR_TIMER), 0);
+  }
+  ibv_qp_init_attr_ex a{};
+  a.qp_type = IBV_QPT_DRIVER;
+  a.send_cq = a.recv_cq = cq;
+  a.cap.max_send_wr = 16;
+  a.cap.max_send_sge = 1;
+  a.pd = d.pd;
+  a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+  a.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+  mlx5dv_qp_init_attr dv{};
+  dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
+  dv.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCI;
+  ibv_qp* dci = mlx5dv_create_qp(d.ctx, &a, &dv);
+  ASSERT_NE(dci, nullptr);
+  ibv_qp_attr m{};
+  m.qp_state = IBV_QPS_INIT;
+  m.port_num = 1;
+  ASSERT_EQ(ibv_modify_qp(dci, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT), 0);
+  m.qp_state = IBV_QPS_RTR;
+  m.path_mtu = IBV_MTU_4096;
+  ASSERT_EQ(ibv_modify_qp(dci, &m, IBV_QP_STATE | IBV_QP_PATH_MTU), 0);
+  m.qp_state = IBV_QPS_RTS;
+  m.timeout = 8;
+  m.retry_cnt = 1;
+  m.rnr_retry = 7;
+  m.max_rd_atomic = 16;
+  ASSERT_EQ(ibv_modify_qp(dci, &m, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                        IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), 0);
+  static uint64_t words[2], result;
+  ibv_mr* mr = ibv_reg_mr(d.pd, words, sizeof words, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+  ibv_mr* mres = ibv_reg_mr(d.pd, &result, 8, IBV_ACCESS_LOCAL_WRITE);
+  ibv_ah_attr aa{};
+  aa.dlid = lid_of(d);
+  aa.port_num = 1;
+  ibv_ah* ah = ibv_create_ah(d.pd, &aa);
+  ibv_qp_ex* x = ibv_qp_to_qp_ex(dci);
+  mlx5dv_qp_ex* mx = mlx5dv_qp_ex_from_ibv_qp_ex(x);
+  for (int round = 0; round < 6; ++round) {
+    int i = round % 2;
+    ibv_wr_start(x);
+    x->wr_id = uint64_t(round);
+    x->wr_flags = IBV_SEND_SIGNALED;
+    ibv_wr_atomic_fetch_add(x, mr->rkey, uint64_t(uintptr_t(&words[i])), uint64_t(i + 1));
+    mlx5dv_wr_set_dc_addr(mx, ah, dct[i]->qp_num, 0xabc0 + i);
+    ibv_wr_set_sge(x, mres->lkey, uint64_t(uintptr_t(&result)), 8);
+    ASSERT_EQ(ibv_wr_complete(x), 0);
+    ibv_wc wc = wait_wc(cq);
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+    EXPECT_EQ(result, uint64_t(round / 2) * (i + 1));
+  }
+  EXPECT_EQ(words[0], 3u);
+  EXPECT_EQ(words[1], 6u);
+  // A wrong DC key is dropped by the target: the DCI reports retry exceeded.
+  ibv_wr_start(x);
+  x->wr_id = 100;
+  x->wr_flags = IBV_SEND_SIGNALED;
+  ibv_wr_atomic_fetch_add(x, mr->rkey, uint64_t(uintptr_t(&words[0])), 1);
+  mlx5dv_wr_set_dc_addr(mx, ah, dct[0]->qp_num, 0xbad);
+  ibv_wr_set_sge(x, mres->lkey, uint64_t(uintptr_t(&result)), 8);
+  ASSERT_EQ(ibv_wr_complete(x), 0);
+  EXPECT_EQ(wait_wc(cq).status, IBV_WC_RETRY_EXC_ERR);
+  EXPECT_EQ(words[0], 3u);
+  ibv_destroy_qp(dci);
+  ibv_destroy_qp(dct[0]);
+  ibv_destroy_qp(dct[1]);
+  ibv_destroy_ah(ah);
+  ibv_dereg_mr(mr);
+  ibv_dereg_mr(mres);
+  ibv_destroy_srq(srq);
+  ibv_destroy_cq(cq);
+}
+
+// ---- multi-process ------------------------------------------------------------------------
+// The peer: an RC QP whose number and buffer it reports on stdout, then it serves until told.
+int run_peer(int mode) {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 16, nullptr, nullptr, 0);
+  ibv_qp* qp = make_rc(d, cq);
+  static uint64_t buf[16];
+  ibv_mr* mr = ibv_reg_mr(d.pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                                                   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+  buf[0] = 1000;
+  printf("%u %lu %u\n", qp->qp_num, (unsigned long)uintptr_t(buf), mr->rkey);
+  fflush(stdout);
+  unsigned remote;
+  if (scanf("%u", &remote) != 1) return 2;
+  if (connect_rc(qp, remote, lid_of(d))) return 3;
+  printf("ready\n");
+  fflush(stdout);
+  char cmd[16];
+  if (scanf("%15s", cmd) != 1) return 4;
+  if (mode == 1) _exit(0);  // vanish without cleanup: the peer is gone
+  printf("%lu\n", (unsigned long)buf[0]);
+  fflush(stdout);
+  return 0;
+}
+
+struct Child {
+  pid_t pid = -1;
+  FILE *in = nullptr, *out = nullptr;
+  explicit Child(const char* mode) {
+    int to[2], from[2];
+    if (pipe(to) || pipe(from)) return;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+    const char* argv[] = {g_self.c_str(), "--peer", mode, nullptr};
+    posix_spawn(&pid, g_self.c_str(), &fa, nullptr, const_cast<char**>(argv), environ);
+    close(to[0]);
+    close(from[1]);
+    in = fdopen(to[1], "w");
+    out = fdopen(from[0], "r");
+  }
+  int wait() {
+    fclose(in);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    fclose(out);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+  }
+};
+
+TEST(MultiProcess, AtomicsAcrossProcessesThenPeerGone) {
+  for (const char* mode : {"0", "1"}) {
+    Child c(mode);
+    ASSERT_GT(c.pid, 0);
+    unsigned qpn, rkey;
+    unsigned long addr;
+    ASSERT_EQ(fscanf(c.out, "%u %lu %u", &qpn, &addr, &rkey), 3);
+    Dev d;
+    ibv_cq* cq = ibv_create_cq(d.ctx, 16, nullptr, nullptr, 0);
+    ibv_qp* qp = make_rc(d, cq);
+    ASSERT_EQ(connect_rc(qp, qpn, lid_of(d), 7, 10, 1), 0);
+    fprintf(c.in, "%u\n", qp->qp_num);
+    fflush(c.in);
+    char word[16];
+    ASSERT_EQ(fscanf(c.out, "%15s", word), 1);
+    static uint64_t res;
+    ibv_mr* mr = ibv_reg_mr(d.pd, &res, 8, IBV_ACCESS_LOCAL_WRITE);
+    auto faa = [&](uint64_t add) {
+      ibv_sge s{uint64_t(uintptr_t(&res)), 8, mr->lkey};
+      ibv_send_wr wr{}, *bad;
+      wr.sg_list = &s;
+      wr.num_sge = 1;
+      wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+      wr.send_flags = IBV_SEND_SIGNALED;
+      wr.wr.atomic.remote_addr = addr;
+      wr.wr.atomic.rkey = rkey;
+      wr.wr.atomic.compare_add = add;
+      EXPECT_EQ(ibv_post_send(qp, &wr, &bad), 0);
+      return wait_wc(cq);
+    };
+    for (int i = 0; i < 10; ++i) {
+      ibv_wc wc = faa(3);
+      ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+      EXPECT_EQ(res, 1000u + 3u * unsigned(i));
+    }
+    fprintf(c.in, "go\n");
+    fflush(c.in);
+    if (mode[0] == '0') {
+      unsigned long final_value;
+      ASSERT_EQ(fscanf(c.out, "%lu", &final_value), 1);
+      EXPECT_EQ(final_value, 1030u);
+      EXPECT_EQ(c.wait(), 0);
+    } else {
+      EXPECT_EQ(c.wait(), 0);
+      EXPECT_EQ(faa(1).status, IBV_WC_RETRY_EXC_ERR);  // no hang: the peer process is gone
+    }
+    ibv_destroy_qp(qp);
+    ibv_dereg_mr(mr);
+    ibv_destroy_cq(cq);
+  }
+}
+
+// UD loss injection: a child with SOFTHCA_UD_LOSS set loops datagrams back to itself.
+int run_ud_loss() {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 2048, nullptr, nullptr, 0);
+  ibv_qp_init_attr ia{};
+  ia.send_cq = ia.recv_cq = cq;
+  ia.cap.max_send_wr = 1024;
+  ia.cap.max_recv_wr = 1024;
+  ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+  ia.qp_type = IBV_QPT_UD;
+  ia.sq_sig_all = 1;
+  ibv_qp* qp = ibv_create_qp(d.pd, &ia);
+  ibv_qp_attr m{};
+  m.qp_state = IBV_QPS_INIT;
+  m.port_num = 1;
+  m.qkey = 0x11111111;
+  ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+  m.qp_state = IBV_QPS_RTR;
+  ibv_modify_qp(qp, &m, IBV_QP_STATE);
+  m.qp_state = IBV_QPS_RTS;
+  ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_SQ_PSN);
+  static uint8_t buf[1024 * 64];
+  ibv_mr* mr = ibv_reg_mr(d.pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE);
+  for (int i = 0; i < 1000; ++i) {
+    ibv_sge s{uint64_t(uintptr_t(buf + 64 * i)), 64, mr->lkey};
+    ibv_recv_wr w{}, *bad;
+    w.sg_list = &s;
+    w.num_sge = 1;
+    ibv_post_recv(qp, &w, &bad);
+  }
+  ibv_ah_attr aa{};
+  aa.dlid = lid_of(d);
+  aa.port_num = 1;
+  ibv_ah* ah = ibv_create_ah(d.pd, &aa);
+  int sends = 0, recvs = 0;
+  for (int i = 0; i < 1000; ++i) {
+    ibv_send_wr w{}, *bad;
+    w.opcode = IBV_WR_SEND;
+    w.wr.ud.ah = ah;
+    w.wr.ud.remote_qpn = qp->qp_num;
+    w.wr.ud.remote_qkey = 0x11111111;
+    if (ibv_post_send(qp, &w, &bad)) return 2;
+    ibv_wc wc[16];
+    for (int n; (n = ibv_poll_cq(cq, 16, wc)) > 0;)
+      for (int k = 0; k < n; ++k) (wc[k].opcode == IBV_WC_RECV ? recvs : sends)++;
+  }
+  for (int spin = 0; spin < 2000; ++spin) {  // let the last (possibly reordered) ones arrive
+    ibv_wc wc[16];
+    int n = ibv_poll_cq(cq, 16, wc);
+    for (int k = 0; k < n; ++k) (wc[k].opcode == IBV_WC_RECV ? recvs : sends)++;
+    usleep(1000);
+    if (spin > 20 && n == 0 && sends == 1000) break;
+  }
+  printf("%d %d\n", sends, recvs);
+  return 0;
+}
+
+TEST(Faults, UdLossStatistics) {
+  setenv("SOFTHCA_UD_LOSS", "0.3", 1);
+  setenv("SOFTHCA_SEED", "12345", 1);
+  Child c("ud-loss");
+  unsetenv("SOFTHCA_UD_LOSS");
+  unsetenv("SOFTHCA_SEED");
+  int sends = 0, recvs = 0;
+  ASSERT_EQ(fscanf(c.out, "%d %d", &sends, &recvs), 2);
+  EXPECT_EQ(c.wait(), 0);
+  EXPECT_EQ(sends, 1000);  // every send completes locally: UD gives no delivery guarantee
+  EXPECT_GT(recvs, 600);   // ~700 expected at a 30 % loss rate
+  EXPECT_LT(recvs, 800);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  g_self = "/proc/self/exe";
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n > 0) g_self.assign(buf, size_t(n));
+  if (!getenv("SOFTHCA_SELECTED")) {
+    // Select the model the way production does: LD_LIBRARY_PATH, then run again.
+    std::string dir;
+    if (const char* s = getenv("TEST_SRCDIR")) dir = std::string(s) + "/hoshmem/test/softhca/softlib";
+    else dir = g_self + ".runfiles/hoshmem/test/softhca/softlib";
+    setenv("LD_LIBRARY_PATH", dir.c_str(), 1);
+    setenv("SOFTHCA_SELECTED", "1", 1);
+    if (!getenv("SOFTHCA_FABRIC")) {
+      char tok[64];
+      snprintf(tok, sizeof tok, "verbs-test-%lx-%lx", (unsigned long)getpid(), (unsigned long)time(nullptr) ^
+               (unsigned long)uintptr_t(&tok));
+      setenv("SOFTHCA_FABRIC", tok, 1);
+    }
+    execv(g_self.c_str(), argv);
+    perror("execv");
+    return 1;
+  }
+  if (argc >= 3 && !strcmp(argv[1], "--peer")) {
+    if (!strcmp(argv[2], "ud-loss")) return run_ud_loss();
+    return run_peer(atoi(argv[2]));
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
