@@ -17,6 +17,7 @@ constexpr uint32_t kMaxNodes = 64;
 constexpr uint32_t kQpnSlots = 1u << 16;      // QPNs 0x100..0xffff
 constexpr uint64_t kRingBytes = 4ull << 20;   // per-node inbox (sparse in tmpfs until used)
 constexpr uint32_t kMaxMsgPayload = 1u << 20; // largest single message (port max_msg_sz)
+constexpr uint32_t kMrSlots = 4096;           // published MRs per node (more fall back to messages)
 
 enum MsgType : uint32_t { kWrap = 0, kReq = 1, kResp = 2, kUd = 3 };
 
@@ -38,6 +39,19 @@ struct Node {
   uint32_t in_use;
   uint32_t gen;  // bumped on every (re)claim, so stale references are detectable
   pthread_mutex_t alive;  // robust; held by the owner's model thread while it lives
+  // Direct execution: a requester may execute RDMA write/read and atomics into this node's memory
+  // itself (process_vm_writev/readv), with this node's published MR and QP state, under `direct`.
+  // The node's own HCA atomics and MR/QP unpublishing take the same lock, so HCA atomics stay
+  // atomic with respect to each other and no direct access outlives a deregistration.
+  pthread_mutex_t direct;  // robust
+  int32_t pid;             // as the node sees itself; verified through `token` before use
+  uint64_t token, token_addr;
+};
+
+// An MR as the responder checks it; slot = (key >> 8) % kMrSlots. Guarded by Node::direct.
+struct MrSlot {
+  uint32_t key, access, pdn, pad;
+  uint64_t addr, len;
 };
 
 struct QpnEntry {
@@ -45,6 +59,12 @@ struct QpnEntry {
   uint32_t node, gen;
   uint16_t lid;
   uint8_t type;  // IBV_QPT_* or 0xdc for DCT
+  // Responder state for direct execution (guarded by the owner's Node::direct): accepting is 1
+  // while an RC QP is in RTR/RTS or a DCT in RTR; the rest mirrors the QP's attributes.
+  uint8_t accepting;
+  uint16_t port_lid;
+  uint32_t access, peer_qpn, pdn;
+  uint64_t dc_key;
 };
 
 struct Shared {
@@ -54,6 +74,7 @@ struct Shared {
   uint32_t next_qpn;
   Node nodes[kMaxNodes];
   QpnEntry qpns[kQpnSlots];
+  MrSlot mrs[kMaxNodes][kMrSlots];
   Ring rings[kMaxNodes];
 };
 
@@ -79,6 +100,17 @@ class Fabric {
   uint32_t alloc_qpn(uint16_t lid, uint8_t type);
   void free_qpn(uint32_t qpn);
   bool lookup_qpn(uint32_t qpn, QpnEntry* out);
+  QpnEntry& qpn_entry(uint32_t qpn) { return shm_->qpns[qpn % kQpnSlots]; }
+
+  // Direct execution into a node's memory (see Node::direct).
+  void lock_direct(uint32_t node);
+  void unlock_direct(uint32_t node);
+  // True when this process can write the node's memory (pid verified through its token).
+  bool direct_usable(uint32_t node, uint32_t gen);
+  // Copies into / out of the node's address space; false if the memory is not accessible.
+  bool direct_write(uint32_t node, uint64_t addr, const void* src, size_t len);
+  bool direct_read(uint32_t node, uint64_t addr, void* dst, size_t len);
+  MrSlot& mr_slot(uint32_t node, uint32_t key) { return shm_->mrs[node][(key >> 8) % kMrSlots]; }
 
   // Consumer side (model thread only).
   Ring& inbox() { return shm_->rings[node_]; }
@@ -92,6 +124,8 @@ class Fabric {
   Shared* shm_ = nullptr;
   uint32_t node_ = 0, gen_ = 0;
   std::string name_;
+  // Per node: generation whose pid was verified (+1 usable, or the negated generation if not).
+  std::atomic<int64_t> direct_checked_[kMaxNodes] = {};
 };
 
 void futex_wait(std::atomic<uint32_t>* word, uint32_t val, int timeout_ms);

@@ -59,6 +59,7 @@ Config load_config() {
   c.max_retry_ms = uint32_t(env_int("SOFTHCA_MAX_RETRY_MS", 2000, 1, 3600000));
   c.spin_us = uint32_t(env_int("SOFTHCA_SPIN_US", 20, 0, 100000));
   c.stats = env_int("SOFTHCA_STATS", 0, 0, 1) != 0;
+  c.direct = env_int("SOFTHCA_DIRECT", 1, 0, 1) != 0;
   return c;
 }
 
@@ -129,6 +130,42 @@ uint64_t carryless_add(uint64_t a, uint64_t b, uint64_t boundary, int bits) {
   return r;
 }
 
+// The HCA atomic ALU: new value of a `size`-byte word for one atomic WQE (segments big-endian).
+uint64_t atomic_apply(uint8_t opcode, uint32_t size, uint64_t orig, const uint8_t* seg) {
+  auto f64 = [&](int i) {
+    uint64_t v;
+    memcpy(&v, seg + 8 * i, 8);
+    return be64(v);
+  };
+  auto f32 = [&](int i) {
+    uint32_t v;
+    memcpy(&v, seg + 4 * i, 4);
+    return uint64_t(be32(v));
+  };
+  uint64_t result;
+  switch (opcode) {
+    case MLX5_OPCODE_ATOMIC_CS:
+      result = orig == f64(1) ? f64(0) : orig;
+      break;
+    case MLX5_OPCODE_ATOMIC_FA:
+      result = orig + f64(0);
+      break;
+    case MLX5_OPCODE_ATOMIC_MASKED_CS: {
+      uint64_t swap, cmp, swap_mask, cmp_mask;
+      if (size == 4) swap = f32(0), cmp = f32(1), swap_mask = f32(2), cmp_mask = f32(3);
+      else swap = f64(0), cmp = f64(1), swap_mask = f64(2), cmp_mask = f64(3);
+      result = ((orig ^ cmp) & cmp_mask) == 0 ? (orig & ~swap_mask) | (swap & swap_mask) : orig;
+      break;
+    }
+    default: {  // masked fetch-add: {add, field_boundary}
+      uint64_t add = size == 4 ? f32(0) : f64(0), boundary = size == 4 ? f32(1) : f64(1);
+      result = carryless_add(orig, add, boundary, int(size * 8));
+      break;
+    }
+  }
+  return result & (size == 8 ? ~0ull : 0xffffffffull);
+}
+
 }  // namespace
 
 const Config& config() {
@@ -166,14 +203,46 @@ void Hca::release() {
   fab_.wake(fab_.node());
   thread_.join();
   if (config().stats)
-    fprintf(stderr, "softhca: ud sent %lu dropped %lu duplicated %lu reordered %lu\n",
+    fprintf(stderr, "softhca: ud sent %lu dropped %lu duplicated %lu reordered %lu; direct %lu\n",
             (unsigned long)ud_sent.load(), (unsigned long)ud_dropped.load(),
-            (unsigned long)ud_duplicated.load(), (unsigned long)ud_reordered.load());
+            (unsigned long)ud_duplicated.load(), (unsigned long)ud_reordered.load(),
+            (unsigned long)direct_ops.load());
 }
 
 Mr* Hca::find_mr(uint32_t key) {
   auto it = mrs.find(key);
   return it == mrs.end() ? nullptr : it->second;
+}
+
+void Hca::publish_mr(Mr* mr, bool on) {
+  uint32_t node = fab_.node();
+  fab_.lock_direct(node);
+  MrSlot& s = fab_.mr_slot(node, mr->mr.lkey);
+  if (on && (s.key == 0 || s.key == mr->mr.lkey)) {  // a taken slot: that MR uses messages only
+    s.key = mr->mr.lkey;
+    s.access = uint32_t(mr->access);
+    s.pdn = reinterpret_cast<Pd*>(mr->mr.pd)->pdn;
+    s.addr = uint64_t(uintptr_t(mr->mr.addr));
+    s.len = mr->mr.length;
+  } else if (!on && s.key == mr->mr.lkey) {
+    s = MrSlot{};
+  }
+  fab_.unlock_direct(node);
+}
+
+void Hca::publish_qp(Qp* qp) {
+  uint32_t node = fab_.node();
+  QpnEntry& e = fab_.qpn_entry(qp->qpx.qp_base.qp_num);
+  auto st = qp->attr.qp_state;
+  fab_.lock_direct(node);
+  e.accepting = (qp->kind == Kind::kRc && (st == IBV_QPS_RTR || st == IBV_QPS_RTS)) ||
+                (qp->kind == Kind::kDct && st == IBV_QPS_RTR);
+  e.port_lid = port_lid(qp->ctx->dev->index, qp->attr.port_num ? qp->attr.port_num : 1);
+  e.access = uint32_t(qp->attr.qp_access_flags);
+  e.peer_qpn = qp->attr.dest_qp_num;
+  e.pdn = qp->pd->pdn;
+  e.dc_key = qp->dc_key;
+  fab_.unlock_direct(node);
 }
 
 void Hca::post_msg(uint32_t node, uint32_t gen, MsgType t, const void* a, size_t alen,
@@ -395,6 +464,7 @@ void Hca::retire(Qp* qp) {
             true);
     qp->attr.qp_state = IBV_QPS_ERR;
     qp->qpx.qp_base.state = IBV_QPS_ERR;
+    publish_qp(qp);
     flush_qp(qp);
     return;
   }
@@ -639,16 +709,22 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
     m.dst_qpn = qp->attr.dest_qp_num;
     m.dlid = qp->attr.ah_attr.dlid;
   }
-  m.psn = qp->next_psn;
-  qp->next_psn = (qp->next_psn + 1) & 0xffffff;
-  p.psn = m.psn;
   p.local = std::move(scatter);
   p.result_size = is_atomic ? atomic_size : 0;
   p.byte_len = opcode == MLX5_OPCODE_RDMA_READ || is_atomic ? uint32_t(total) : 0;
-  p.sent_ns = now_ns();
   QpnEntry e;
   bool routable = f.lookup_qpn(m.dst_qpn, &e) && e.lid == m.dlid &&
                   (dci ? e.type == 0xdc : e.type == IBV_QPT_RC);
+  if (routable && try_direct(qp, p, e.node, e.gen, m.dst_qpn, m.dlid, m.dc_key, raddr, rkey, atomic,
+                             payload, uint32_t(total))) {
+    p.syndrome = kSynOk;  // executed and acknowledged already; takes no PSN
+    qp->out.push_back(std::move(p));
+    return;
+  }
+  m.psn = qp->next_psn;
+  qp->next_psn = (qp->next_psn + 1) & 0xffffff;
+  p.psn = m.psn;
+  p.sent_ns = now_ns();
   p.dst_node = routable ? e.node : kMaxNodes;  // unroutable: lost, the retry timer reports it
   p.dst_gen = routable ? e.gen : 0;
   p.msg.resize(sizeof m + payload.size());
@@ -657,6 +733,59 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
   if (routable) post_msg(e.node, e.gen, kReq, p.msg.data(), p.msg.size(), nullptr, 0);
   qp->out.push_back(std::move(p));
   fab_.wake(fab_.node());  // a sleeping model thread must start the retry clock
+}
+
+// Executes a request into the responder's memory from the requester's thread, with the
+// responder's published QP and MR state, when that gives exactly what the responder would do:
+// RDMA write/read and atomics (no receive WQE, no responder CQE), nothing of this QP still in
+// flight (keeps RC order), and every check passing. Anything else takes the message path, whose
+// responder produces the errors, drops and retries.
+bool Hca::try_direct(Qp* qp, Pending& p, uint32_t node, uint32_t gen, uint32_t dst_qpn,
+                     uint16_t dlid, uint64_t dc_key, uint64_t raddr, uint32_t rkey,
+                     const uint8_t* atomic, const std::vector<uint8_t>& payload, uint32_t total) {
+  if (!config().direct) return false;
+  const uint8_t op = p.opcode;
+  const bool is_atomic = p.result_size != 0;
+  uint32_t need, size;
+  if (op == MLX5_OPCODE_RDMA_WRITE) need = IBV_ACCESS_REMOTE_WRITE, size = uint32_t(payload.size());
+  else if (op == MLX5_OPCODE_RDMA_READ) need = IBV_ACCESS_REMOTE_READ, size = total;
+  else if (is_atomic) need = IBV_ACCESS_REMOTE_ATOMIC, size = p.result_size;
+  else return false;
+  if (is_atomic && (raddr & (size - 1))) return false;
+  for (const Pending& x : qp->out)
+    if (x.syndrome < 0) return false;
+  if (!fab_.direct_usable(node, gen)) return false;
+  fab_.lock_direct(node);
+  const QpnEntry& e = fab_.qpn_entry(dst_qpn);
+  const MrSlot& mr = fab_.mr_slot(node, rkey);
+  bool ok = e.used.load(std::memory_order_acquire) && e.node == node && e.gen == gen &&
+            e.accepting && e.port_lid == dlid && (e.access & need) &&
+            (e.type == 0xdc ? e.dc_key == dc_key : e.peer_qpn == qp->qpx.qp_base.qp_num) &&
+            (size == 0 || (mr.key == rkey && mr.pdn == e.pdn && (mr.access & need) &&
+                           raddr >= mr.addr && raddr + size <= mr.addr + mr.len &&
+                           raddr + size > raddr)) &&
+            fab_.node_alive(node, gen);
+  if (ok) {
+    if (op == MLX5_OPCODE_RDMA_WRITE) {
+      ok = fab_.direct_write(node, raddr, payload.data(), size);
+    } else if (op == MLX5_OPCODE_RDMA_READ) {
+      std::vector<uint8_t> data(size);
+      ok = fab_.direct_read(node, raddr, data.data(), size);
+      if (ok) deliver(p, data.data(), size);
+    } else {
+      uint64_t orig = 0;
+      ok = fab_.direct_read(node, raddr, &orig, size);
+      if (ok) {
+        uint64_t result = atomic_apply(op, size, orig, atomic);
+        if (config().atomic_window_us) usleep(config().atomic_window_us);
+        ok = fab_.direct_write(node, raddr, &result, size);
+        if (ok) deliver(p, reinterpret_cast<const uint8_t*>(&orig), size);
+      }
+    }
+  }
+  fab_.unlock_direct(node);
+  if (ok) direct_ops++;
+  return ok;
 }
 
 void Hca::send_resp(uint32_t node, uint32_t gen, uint32_t qpn, uint32_t psn, uint8_t synd,
@@ -840,47 +969,18 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
         return reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
       if (!check_mr(m.raddr, size, IBV_ACCESS_REMOTE_ATOMIC))
         return reply(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, nullptr, 0);
-      // Deliberately a plain read-modify-write: atomic only against other HCA atomics (this
-      // thread serializes them), never against CPU atomics on the same word.
+      // Deliberately a plain read-modify-write: atomic only against other HCA atomics (they all
+      // hold this node's direct lock), never against CPU atomics on the same word.
       volatile uint8_t* target = reinterpret_cast<volatile uint8_t*>(uintptr_t(m.raddr));
-      uint64_t orig = 0, result;
+      fab_.lock_direct(fab_.node());
+      uint64_t orig;
       if (size == 8) orig = *reinterpret_cast<volatile uint64_t*>(target);
       else orig = *reinterpret_cast<volatile uint32_t*>(target);
-      auto f64 = [&](int i) {
-        uint64_t v;
-        memcpy(&v, m.atomic + 8 * i, 8);
-        return be64(v);
-      };
-      auto f32 = [&](int i) {
-        uint32_t v;
-        memcpy(&v, m.atomic + 4 * i, 4);
-        return uint64_t(be32(v));
-      };
-      const uint64_t mask = size == 8 ? ~0ull : 0xffffffffull;
-      switch (m.opcode) {
-        case MLX5_OPCODE_ATOMIC_CS:
-          result = orig == f64(1) ? f64(0) : orig;
-          break;
-        case MLX5_OPCODE_ATOMIC_FA:
-          result = orig + f64(0);
-          break;
-        case MLX5_OPCODE_ATOMIC_MASKED_CS: {
-          uint64_t swap, cmp, swap_mask, cmp_mask;
-          if (size == 4) swap = f32(0), cmp = f32(1), swap_mask = f32(2), cmp_mask = f32(3);
-          else swap = f64(0), cmp = f64(1), swap_mask = f64(2), cmp_mask = f64(3);
-          result = ((orig ^ cmp) & cmp_mask) == 0 ? (orig & ~swap_mask) | (swap & swap_mask) : orig;
-          break;
-        }
-        default: {  // masked fetch-add: {add, field_boundary}
-          uint64_t add = size == 4 ? f32(0) : f64(0), boundary = size == 4 ? f32(1) : f64(1);
-          result = carryless_add(orig, add, boundary, int(size * 8));
-          break;
-        }
-      }
-      result &= mask;
+      uint64_t result = atomic_apply(m.opcode, size, orig, m.atomic);
       if (config().atomic_window_us) usleep(config().atomic_window_us);
       if (size == 8) *reinterpret_cast<volatile uint64_t*>(target) = result;
       else *reinterpret_cast<volatile uint32_t*>(target) = uint32_t(result);
+      fab_.unlock_direct(fab_.node());
       uint8_t out[8];
       memcpy(out, &orig, 8);
       return reply(kSynOk, out, size);
@@ -916,36 +1016,41 @@ void Hca::on_resp(const uint8_t* body, uint32_t len) {
   } else if (r.syndrome != kSynOk) {
     p->syndrome = r.syndrome;
   } else {
-    if (p->opcode == MLX5_OPCODE_RDMA_READ) {
-      uint32_t done = 0;
-      for (auto& s : p->local) {
-        uint32_t n = std::min(s.length, r.length - done);
-        memcpy(reinterpret_cast<void*>(uintptr_t(s.addr)), data + done, n);
-        done += n;
-      }
-    } else if (p->result_size) {
-      uint8_t res[8];
-      if (p->result_size == 8) {
-        uint64_t v;
-        memcpy(&v, data, 8);
-        if (!config().atomic_host_endian) v = be64(v);
-        memcpy(res, &v, 8);
-      } else {
-        uint32_t v;
-        memcpy(&v, data, 4);
-        if (!config().atomic_host_endian) v = be32(v);
-        memcpy(res, &v, 4);
-      }
-      uint32_t done = 0;
-      for (auto& s : p->local) {
-        uint32_t n = std::min(s.length, p->result_size - done);
-        memcpy(reinterpret_cast<void*>(uintptr_t(s.addr)), res + done, n);
-        done += n;
-      }
-    }
+    deliver(*p, data, r.length);
     p->syndrome = kSynOk;
   }
   retire(qp);
+}
+
+// Requester: read data or an atomic's original value lands in the WQE's local buffers.
+void Hca::deliver(Pending& p, const uint8_t* data, uint32_t len) {
+  if (p.opcode == MLX5_OPCODE_RDMA_READ) {
+    uint32_t done = 0;
+    for (auto& s : p.local) {
+      uint32_t n = std::min(s.length, len - done);
+      memcpy(reinterpret_cast<void*>(uintptr_t(s.addr)), data + done, n);
+      done += n;
+    }
+  } else if (p.result_size) {
+    uint8_t res[8];
+    if (p.result_size == 8) {
+      uint64_t v;
+      memcpy(&v, data, 8);
+      if (!config().atomic_host_endian) v = be64(v);
+      memcpy(res, &v, 8);
+    } else {
+      uint32_t v;
+      memcpy(&v, data, 4);
+      if (!config().atomic_host_endian) v = be32(v);
+      memcpy(res, &v, 4);
+    }
+    uint32_t done = 0;
+    for (auto& s : p.local) {
+      uint32_t n = std::min(s.length, p.result_size - done);
+      memcpy(reinterpret_cast<void*>(uintptr_t(s.addr)), res + done, n);
+      done += n;
+    }
+  }
 }
 
 void Hca::on_ud(const uint8_t* body, uint32_t len) {

@@ -19,6 +19,7 @@ struct Config {
   uint32_t max_retry_ms = 2000;
   uint32_t spin_us = 20;
   bool stats = false;
+  bool direct = true;  // requesters execute RDMA write/read/atomics into peer memory themselves
 };
 const Config& config();
 
@@ -51,11 +52,15 @@ class Hca {
   void cq_push(Cq* cq, const mlx5_cqe64& cqe, bool solicited);
   void arm_cq(Cq* cq, bool solicited_only);
   Mr* find_mr(uint32_t key);  // tables lock held
+  // Publish what a requester needs to execute directly into this process's memory.
+  void publish_mr(Mr* mr, bool on);
+  void publish_qp(Qp* qp);  // QP lock held; call after every state change and before destroy
 
   // Lets a thread that polls an empty CQ execute pending fabric messages itself (the model thread
   // would otherwise need a time slice on a machine whose cores the pollers keep busy).
   void progress();
 
+  std::atomic<uint64_t> direct_ops{0};
   std::atomic<uint64_t> ud_sent{0}, ud_dropped{0}, ud_duplicated{0}, ud_reordered{0};
 
  private:
@@ -68,6 +73,10 @@ class Hca {
   void flush_egress();
   void drain_inbox_to_backlog();
   void execute_wqe(Qp* qp, uint32_t start, uint32_t bbs);
+  bool try_direct(Qp* qp, Pending& p, uint32_t dst_node, uint32_t dst_gen, uint32_t dst_qpn,
+                  uint16_t dlid, uint64_t dc_key, uint64_t raddr, uint32_t rkey,
+                  const uint8_t* atomic, const std::vector<uint8_t>& payload, uint32_t total);
+  void deliver(Pending& p, const uint8_t* data, uint32_t len);
   void retire(Qp* qp);
   void send_resp(uint32_t node, uint32_t gen, uint32_t qpn, uint32_t psn, uint8_t synd,
                  uint8_t rnr_timer, const void* data, uint32_t len);

@@ -885,8 +885,11 @@ ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t len, uint64_t iova, unsi
   mr->mr.lkey = key;
   mr->mr.rkey = key;
   mr->access = int(access) | IBV_ACCESS_LOCAL_WRITE * 0;
-  std::unique_lock<std::shared_mutex> g(h.tables);
-  h.mrs[key] = mr;
+  {
+    std::unique_lock<std::shared_mutex> g(h.tables);
+    h.mrs[key] = mr;
+  }
+  h.publish_mr(mr, true);
   return &mr->mr;
 }
 
@@ -904,6 +907,7 @@ ibv_mr* softhca_v11_ibv_reg_mr(ibv_pd* pd, void* addr, size_t len, int access) {
 __asm__(".symver softhca_v11_ibv_dereg_mr, ibv_dereg_mr@@IBVERBS_1.1");
 int softhca_v11_ibv_dereg_mr(ibv_mr* mr) {
   Hca& h = Hca::get();
+  h.publish_mr(reinterpret_cast<Mr*>(mr), false);  // waits for direct accesses in progress
   {
     std::unique_lock<std::shared_mutex> g(h.tables);
     h.mrs.erase(mr->lkey);
@@ -1385,6 +1389,7 @@ int softhca_v11_ibv_modify_qp(ibv_qp* ibqp, ibv_qp_attr* a, int mask) {
   } else if (to == IBV_QPS_RTS) {
     h.ring_sq(qp);  // WQEs posted before RTS start now
   }
+  h.publish_qp(qp);
   return 0;
 }
 
@@ -1392,6 +1397,11 @@ __asm__(".symver softhca_v11_ibv_destroy_qp, ibv_destroy_qp@@IBVERBS_1.1");
 int softhca_v11_ibv_destroy_qp(ibv_qp* ibqp) {
   Qp* qp = qp_of(ibqp);
   Hca& h = Hca::get();
+  {
+    std::lock_guard<std::recursive_mutex> q(qp->mu);
+    qp->attr.qp_state = IBV_QPS_RESET;
+    h.publish_qp(qp);  // no direct access reaches it from now on
+  }
   {
     std::unique_lock<std::shared_mutex> g(h.tables);
     h.qps.erase(ibqp->qp_num);
