@@ -39,7 +39,7 @@ if (cd "$root" && bazel --output_base="$bazel_base" run --jobs=2 //:install -- "
     >"$tmp/bazel.log" 2>&1 && [[ -x "$prefix/bin/oshcc" && -x "$prefix/bin/oshrun" ]]; then
   log "hoshmem installed in $prefix"
 else
-  hosh_note="hoshmem could not be built/installed (bazel run //:install; see the log tail below), so its column is n/a"
+  hosh_note="hoshmem could not be built or installed with bazel run //:install (log tail on stderr), so its column is n/a"
   log "$hosh_note"
   tail -n 5 "$tmp/bazel.log" | sed 's/^/  bazel: /' >&2
 fi
@@ -110,13 +110,13 @@ echo "# ratio = oshmem/hoshmem for latencies (us), hoshmem/oshmem for rates (MB/
 echo "# hoshmem/limit = fraction of the hardware limit reached (limit/hoshmem for latencies): 1 = at the limit"
 echo "# size: bytes per operation; for barrier_all_lat the number of PEs; for gups the whole table"
 [[ -n "$hosh_note" ]] && echo "# NOTE: $hosh_note"
-awk -v files="$tmp/out/hoshmem.txt $tmp/out/oshmem.txt $tmp/out/limit.txt" '
+awk -v files="$tmp/out/hoshmem.txt $tmp/out/oshmem.txt $tmp/out/limit.txt" -v no_hosh="${hosh_note:+1}" '
   function human(n) {
     if (n >= 1048576 && n % 1048576 == 0) return (n / 1048576) "M"
     if (n >= 1024 && n % 1024 == 0) return (n / 1024) "K"
     return n
   }
-  function num(v) { return v ~ /^[0-9.eE+-]+$/ }
+  function num(v) { return v ~ /^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$/ }
   function fmt(v) { return num(v) ? sprintf("%.4g", v) : v }
   function ratio(a, b, lat) {   # a: hoshmem-like, b: reference; >1 means a is better
     if (!num(a) || !num(b) || a == 0 || b == 0) return "-"
@@ -137,6 +137,7 @@ awk -v files="$tmp/out/hoshmem.txt $tmp/out/oshmem.txt $tmp/out/limit.txt" '
     for (k = 1; k <= nkeys; k++) {
       key = order[k]; split(key, p, SUBSEP)
       for (i = 1; i <= 3; i++) v[i] = err[i, key] ? "ERR" : ((i, key) in val ? val[i, key] : "-")
+      if (no_hosh) v[1] = "n/a"
       lat = unit[key] == "us"
       size = p[1] ~ /^barrier/ ? p[2] " PEs" : human(p[2])
       printf "%-32s %6s %8s %10s %10s %8s %10s %10s\n", p[1], size, unit[key], fmt(v[1]), fmt(v[2]),
