@@ -324,7 +324,11 @@ void Hca::run(std::promise<bool>* ready) {
       sched_yield();
       continue;
     }
-    // Sleep until a publisher rings our doorbell. Outstanding requests need the retry clock.
+    // Sleep until a publisher rings our doorbell. Outstanding requests need the retry clock: the
+    // sleep is then timed, otherwise posters wake us (idle_forever_ is set before the scan, so a
+    // post the scan misses sees it set).
+    uint32_t db = r.doorbell.load();
+    idle_forever_.store(true);
     bool pending = false;
     {
       std::shared_lock<std::shared_mutex> g(tables);
@@ -337,10 +341,11 @@ void Hca::run(std::promise<bool>* ready) {
       std::lock_guard<std::mutex> g(held_mu_);
       if (!held_.empty()) pending = true;
     }
-    uint32_t db = r.doorbell.load();
+    if (pending) idle_forever_.store(false);
     r.sleeping.store(1);
     if (r.head.load() == r.tail.load() && !stop_.load()) futex_wait(&r.doorbell, db, pending ? 2 : -1);
     r.sleeping.store(0);
+    idle_forever_.store(false);
   }
   flush_egress();
   fab_.detach();
@@ -732,7 +737,7 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
   if (!payload.empty()) memcpy(p.msg.data() + sizeof m, payload.data(), payload.size());
   if (routable) post_msg(e.node, e.gen, kReq, p.msg.data(), p.msg.size(), nullptr, 0);
   qp->out.push_back(std::move(p));
-  fab_.wake(fab_.node());  // a sleeping model thread must start the retry clock
+  if (idle_forever_.load()) fab_.wake(fab_.node());  // it must start the retry clock
 }
 
 // Executes a request into the responder's memory from the requester's thread, with the

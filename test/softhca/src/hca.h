@@ -88,6 +88,7 @@ class Hca {
   Fabric fab_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> idle_forever_{false};  // model thread sleeps with no retry clock running
   struct Egress {
     uint32_t node, gen;
     MsgType type;

@@ -8,7 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <memory>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -809,75 +811,188 @@ TEST(MultiProcess, AtomicsAcrossProcessesThenPeerGone) {
   }
 }
 
-// UD loss injection: a child with SOFTHCA_UD_LOSS set loops datagrams back to itself.
-int run_ud_loss() {
-  Dev d;
-  ibv_cq* cq = ibv_create_cq(d.ctx, 2048, nullptr, nullptr, 0);
+// ---- UD fault injection ---------------------------------------------------------------------
+// Senders are child processes started with the fault knobs in their environment (the knobs act
+// at the sending HCA); this process receives. Each sender sends kUdCount datagrams carrying
+// (sender id, sequence number) to our UD QP.
+constexpr int kUdCount = 1000;
+
+ibv_qp* make_ud(Dev& d, ibv_cq* cq, int depth) {
   ibv_qp_init_attr ia{};
   ia.send_cq = ia.recv_cq = cq;
-  ia.cap.max_send_wr = 1024;
-  ia.cap.max_recv_wr = 1024;
+  ia.cap.max_send_wr = uint32_t(depth);
+  ia.cap.max_recv_wr = uint32_t(depth);
   ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+  ia.cap.max_inline_data = 64;
   ia.qp_type = IBV_QPT_UD;
-  ia.sq_sig_all = 1;
   ibv_qp* qp = ibv_create_qp(d.pd, &ia);
+  if (!qp) return nullptr;
   ibv_qp_attr m{};
   m.qp_state = IBV_QPS_INIT;
   m.port_num = 1;
   m.qkey = 0x11111111;
-  ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+  if (ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY)) return nullptr;
   m.qp_state = IBV_QPS_RTR;
-  ibv_modify_qp(qp, &m, IBV_QP_STATE);
+  if (ibv_modify_qp(qp, &m, IBV_QP_STATE)) return nullptr;
   m.qp_state = IBV_QPS_RTS;
-  ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_SQ_PSN);
-  static uint8_t buf[1024 * 64];
-  ibv_mr* mr = ibv_reg_mr(d.pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE);
-  for (int i = 0; i < 1000; ++i) {
-    ibv_sge s{uint64_t(uintptr_t(buf + 64 * i)), 64, mr->lkey};
-    ibv_recv_wr w{}, *bad;
-    w.sg_list = &s;
-    w.num_sge = 1;
-    ibv_post_recv(qp, &w, &bad);
-  }
+  if (ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_SQ_PSN)) return nullptr;
+  return qp;
+}
+
+// Child: "<qpn> <lid>" in, datagrams out, "<completed sends>" back once all are on the wire.
+int run_ud_sender(int id) {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 2048, nullptr, nullptr, 0);
+  ibv_qp* qp = make_ud(d, cq, 1024);
+  if (!qp) return 2;
+  unsigned qpn, lid;
+  if (scanf("%u %u", &qpn, &lid) != 2) return 3;
   ibv_ah_attr aa{};
-  aa.dlid = lid_of(d);
+  aa.dlid = uint16_t(lid);
   aa.port_num = 1;
   ibv_ah* ah = ibv_create_ah(d.pd, &aa);
-  int sends = 0, recvs = 0;
-  for (int i = 0; i < 1000; ++i) {
+  int sends = 0;
+  for (int i = 0; i < kUdCount; ++i) {
+    uint32_t msg[2] = {uint32_t(id), uint32_t(i)};
+    ibv_sge s{uint64_t(uintptr_t(msg)), sizeof msg, 0};
     ibv_send_wr w{}, *bad;
     w.opcode = IBV_WR_SEND;
+    w.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+    w.sg_list = &s;
+    w.num_sge = 1;
     w.wr.ud.ah = ah;
-    w.wr.ud.remote_qpn = qp->qp_num;
+    w.wr.ud.remote_qpn = qpn;
     w.wr.ud.remote_qkey = 0x11111111;
-    if (ibv_post_send(qp, &w, &bad)) return 2;
+    if (ibv_post_send(qp, &w, &bad)) return 4;
     ibv_wc wc[16];
-    for (int n; (n = ibv_poll_cq(cq, 16, wc)) > 0;)
-      for (int k = 0; k < n; ++k) (wc[k].opcode == IBV_WC_RECV ? recvs : sends)++;
+    for (int n; (n = ibv_poll_cq(cq, 16, wc)) > 0;) sends += n;
+    if (i % 64 == 63) usleep(200);  // paced: a datagram held for reordering is overtaken soon
   }
-  for (int spin = 0; spin < 2000; ++spin) {  // let the last (possibly reordered) ones arrive
+  for (int k = 0; k < 1000 && sends < kUdCount; ++k) {
     ibv_wc wc[16];
     int n = ibv_poll_cq(cq, 16, wc);
-    for (int k = 0; k < n; ++k) (wc[k].opcode == IBV_WC_RECV ? recvs : sends)++;
-    usleep(1000);
-    if (spin > 20 && n == 0 && sends == 1000) break;
+    sends += n > 0 ? n : 0;
+    if (n <= 0) usleep(1000);
   }
-  printf("%d %d\n", sends, recvs);
+  usleep(20000);  // datagrams held back for reordering are released by the model thread
+  printf("%d\n", sends);
+  fflush(stdout);
+  ibv_destroy_qp(qp);
+  ibv_destroy_ah(ah);
+  ibv_destroy_cq(cq);
   return 0;
 }
 
-TEST(Faults, UdLossStatistics) {
-  setenv("SOFTHCA_UD_LOSS", "0.3", 1);
+struct UdStats {
+  int received = 0, distinct = 0, duplicates = 0, out_of_order = 0;
+  std::vector<int> sends;
+};
+
+// Runs `senders` child processes with the given knobs against one receiving UD QP here.
+UdStats ud_faults(int senders, const char* loss, const char* dup, const char* reorder) {
+  UdStats st;
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 8192, nullptr, nullptr, 0);
+  ibv_qp* qp = make_ud(d, cq, 4096);
+  EXPECT_NE(qp, nullptr);
+  if (!qp) return st;
+  static uint8_t buf[4096][64];
+  ibv_mr* mr = ibv_reg_mr(d.pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE);
+  for (int i = 0; i < 4096; ++i) {
+    ibv_sge s{uint64_t(uintptr_t(buf[i])), 64, mr->lkey};
+    ibv_recv_wr w{}, *bad;
+    w.wr_id = uint64_t(i);
+    w.sg_list = &s;
+    w.num_sge = 1;
+    EXPECT_EQ(ibv_post_recv(qp, &w, &bad), 0);
+  }
+  setenv("SOFTHCA_UD_LOSS", loss, 1);
+  setenv("SOFTHCA_UD_DUP", dup, 1);
+  setenv("SOFTHCA_UD_REORDER", reorder, 1);
   setenv("SOFTHCA_SEED", "12345", 1);
-  Child c("ud-loss");
-  unsetenv("SOFTHCA_UD_LOSS");
-  unsetenv("SOFTHCA_SEED");
-  int sends = 0, recvs = 0;
-  ASSERT_EQ(fscanf(c.out, "%d %d", &sends, &recvs), 2);
-  EXPECT_EQ(c.wait(), 0);
-  EXPECT_EQ(sends, 1000);  // every send completes locally: UD gives no delivery guarantee
-  EXPECT_GT(recvs, 600);   // ~700 expected at a 30 % loss rate
-  EXPECT_LT(recvs, 800);
+  std::vector<std::unique_ptr<Child>> kids;
+  for (int k = 0; k < senders; ++k) kids.push_back(std::make_unique<Child>(k ? "ud-send-1" : "ud-send-0"));
+  for (const char* v : {"SOFTHCA_UD_LOSS", "SOFTHCA_UD_DUP", "SOFTHCA_UD_REORDER", "SOFTHCA_SEED"})
+    unsetenv(v);
+  for (auto& c : kids) {
+    fprintf(c->in, "%u %u\n", qp->qp_num, unsigned(lid_of(d)));
+    fflush(c->in);
+  }
+  std::vector<std::vector<int>> seen(size_t(senders), std::vector<int>(kUdCount, 0));
+  std::vector<int> highest(size_t(senders), -1);
+  auto drain = [&] {
+    ibv_wc wc[32];
+    int n = ibv_poll_cq(cq, 32, wc);
+    for (int k = 0; k < n; ++k) {
+      EXPECT_EQ(wc[k].status, IBV_WC_SUCCESS);
+      uint32_t msg[2];
+      memcpy(msg, buf[wc[k].wr_id] + 40, sizeof msg);  // behind the 40-byte GRH area
+      if (msg[0] >= uint32_t(senders) || msg[1] >= uint32_t(kUdCount)) {
+        ADD_FAILURE() << "garbled datagram";
+        continue;
+      }
+      st.received++;
+      if (seen[msg[0]][msg[1]]++) st.duplicates++;
+      else st.distinct++;
+      if (int(msg[1]) < highest[msg[0]]) st.out_of_order++;
+      highest[msg[0]] = std::max(highest[msg[0]], int(msg[1]));
+    }
+    return n;
+  };
+  for (auto& c : kids) {  // each child reports once everything it sent is on the wire
+    int sends = -1;
+    while (fscanf(c->out, "%d", &sends) != 1) {
+      if (feof(c->out)) break;
+    }
+    st.sends.push_back(sends);
+  }
+  for (int quiet = 0; quiet < 50;) {  // then collect until nothing arrives for 50 ms
+    if (drain() > 0) quiet = 0;
+    else quiet++, usleep(1000);
+  }
+  for (auto& c : kids) EXPECT_EQ(c->wait(), 0);
+  printf("loss %s dup %s reorder %s: received %d, distinct %d, duplicates %d, out of order %d\n",
+         loss, dup, reorder, st.received, st.distinct, st.duplicates, st.out_of_order);
+  ibv_destroy_qp(qp);
+  ibv_dereg_mr(mr);
+  ibv_destroy_cq(cq);
+  return st;
+}
+
+TEST(Faults, UdNoFaultsByDefault) {
+  UdStats s = ud_faults(2, "0", "0", "0");
+  EXPECT_EQ(s.sends, (std::vector<int>{kUdCount, kUdCount}));
+  EXPECT_EQ(s.received, 2 * kUdCount);
+  EXPECT_EQ(s.distinct, 2 * kUdCount);
+  EXPECT_EQ(s.duplicates, 0);
+  EXPECT_EQ(s.out_of_order, 0);
+}
+
+TEST(Faults, UdLossStatistics) {
+  UdStats s = ud_faults(2, "0.3", "0", "0");
+  EXPECT_EQ(s.sends, (std::vector<int>{kUdCount, kUdCount}));  // UD completes locally anyway
+  EXPECT_GT(s.received, 1200);  // ~1400 expected at a 30 % loss rate (sd ~20)
+  EXPECT_LT(s.received, 1600);
+  EXPECT_EQ(s.duplicates, 0);
+  EXPECT_EQ(s.out_of_order, 0);
+}
+
+TEST(Faults, UdDuplicationStatistics) {
+  UdStats s = ud_faults(2, "0", "0.2", "0");
+  EXPECT_EQ(s.distinct, 2 * kUdCount);  // nothing lost
+  EXPECT_GT(s.duplicates, 300);         // ~400 expected at a 20 % duplication rate (sd ~18)
+  EXPECT_LT(s.duplicates, 500);
+  EXPECT_EQ(s.received, s.distinct + s.duplicates);
+  EXPECT_EQ(s.out_of_order, 0);  // a copy follows its original at once
+}
+
+TEST(Faults, UdReorderStatistics) {
+  UdStats s = ud_faults(2, "0", "0", "0.2");
+  EXPECT_EQ(s.distinct, 2 * kUdCount);  // delayed, never lost or doubled
+  EXPECT_EQ(s.duplicates, 0);
+  // ~400 datagrams are held back behind later ones; each arrives after a higher number.
+  EXPECT_GT(s.out_of_order, 250);
+  EXPECT_LT(s.out_of_order, 500);
 }
 
 }  // namespace
@@ -905,7 +1020,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (argc >= 3 && !strcmp(argv[1], "--peer")) {
-    if (!strcmp(argv[2], "ud-loss")) return run_ud_loss();
+    if (!strncmp(argv[2], "ud-send-", 8)) return run_ud_sender(atoi(argv[2] + 8));
     return run_peer(atoi(argv[2]));
   }
   ::testing::InitGoogleTest(&argc, argv);
