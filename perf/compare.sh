@@ -22,7 +22,7 @@ for a in "$@"; do
   esac
 done
 qflag=(); ((quick)) && qflag=(-q)
-timeout_s=${PERF_TIMEOUT:-$((quick ? 60 : 180))}
+timeout_s=${PERF_TIMEOUT:-$((quick ? 30 : 60))} # a normal program run takes < 20 s
 tmp=$(mktemp -d /tmp/perf.XXXXXX)
 ((keep)) || trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin/hoshmem" "$tmp/bin/oshmem" "$tmp/bin/limit" "$tmp/out"
