@@ -407,23 +407,22 @@ void Hca::cq_push(Cq* cq, const mlx5_cqe64& in, bool solicited) {
   cq->pi++;
   if (cq->armed && (!cq->armed_sol || solicited)) {
     cq->armed = false;
-    if (cq->chan_wfd >= 0) {
-      ibv_cq* p = ibv_cq_ex_to_cq(&cq->cqx);
-      if (write(cq->chan_wfd, &p, sizeof p) != sizeof p)
-        fprintf(stderr, "softhca: completion channel write failed\n");
-    }
+    if (cq->chan) cq->chan->notify(cq);
   }
+}
+
+void Chan::notify(Cq* cq) {
+  std::lock_guard<std::mutex> g(mu);
+  events.push_back(cq);
+  char b = 1;
+  if (write(wfd, &b, 1) != 1) fprintf(stderr, "softhca: completion channel full: event lost\n");
 }
 
 void Hca::arm_cq(Cq* cq, bool solicited_only) {
   std::lock_guard<std::mutex> g(cq->prod);
   uint32_t ci = be32(__atomic_load_n(&cq->dbrec[0], __ATOMIC_ACQUIRE)) & 0xffffff;
   if (((cq->pi - ci) & 0xffffff) != 0) {  // unconsumed entries: the event fires at once
-    if (cq->chan_wfd >= 0) {
-      ibv_cq* p = ibv_cq_ex_to_cq(&cq->cqx);
-      if (write(cq->chan_wfd, &p, sizeof p) != sizeof p)
-        fprintf(stderr, "softhca: completion channel write failed\n");
-    }
+    if (cq->chan) cq->chan->notify(cq);
     cq->armed = false;
     return;
   }

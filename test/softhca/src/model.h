@@ -45,6 +45,20 @@ struct Ah {
   mlx5_wqe_av av;  // the hardware address vector (what mlx5dv_init_obj hands out)
 };
 
+struct Cq;
+
+// A completion channel. Events are queued here; the pipe carries one byte per queued event so that
+// `ch.fd` polls readable exactly while events wait (programs poll() it and may make it
+// non-blocking). Destroying a CQ discards its unread events, as the kernel does.
+struct Chan {
+  ibv_comp_channel ch;  // first
+  int wfd = -1;         // write end (non-blocking)
+  int drain_fd = -1;    // the read end opened once more, non-blocking: consumes discarded events
+  std::mutex mu;
+  std::deque<Cq*> events;
+  void notify(Cq* cq);  // queue one event
+};
+
 struct Cq {
   ibv_cq_ex cqx;
   Context* ctx;
@@ -57,7 +71,8 @@ struct Cq {
   uint32_t pi = 0;
   bool armed = false, armed_sol = false;
   bool overrun = false;
-  int chan_wfd = -1;  // completion channel (write end of its pipe)
+  Chan* chan = nullptr;  // completion channel
+  uint32_t events_reported = 0;  // events handed out by ibv_get_cq_event (under cqx.mutex)
   // driver side (ibv_poll_cq / ibv_start_poll)
   std::mutex cons;
   uint32_t ci = 0;

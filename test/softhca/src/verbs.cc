@@ -60,12 +60,6 @@ void free_pages(void* p, size_t n) {
   if (p) munmap(p, (n + 4095) & ~size_t(4095));
 }
 
-// A completion channel: the model writes the CQ pointer into the pipe, get_cq_event reads it.
-struct Chan {
-  ibv_comp_channel ch;
-  int wfd;
-};
-
 ibv_wc_status status_of(uint8_t syn) {
   switch (syn) {
     case MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR: return IBV_WC_LOC_LEN_ERR;
@@ -925,23 +919,29 @@ ibv_mr* ibv_reg_dmabuf_mr(ibv_pd*, uint64_t, size_t, uint64_t, int, int) {
 
 // ---- completion channels and CQs -------------------------------------------------------------
 ibv_comp_channel* ibv_create_comp_channel(ibv_context* c) {
-  auto* ch = new Chan{};
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
-    delete ch;
-    return nullptr;
-  }
+  if (pipe2(fds, O_CLOEXEC) != 0) return nullptr;
+  auto* ch = new Chan{};
   ch->ch.context = c;
   ch->ch.fd = fds[0];
   ch->wfd = fds[1];
+  fcntl(ch->wfd, F_SETFL, O_NONBLOCK);  // the model never blocks on a full channel
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fds[0]);
+  ch->drain_fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // -1: stale bytes are skipped
   return &ch->ch;
 }
 
 int ibv_destroy_comp_channel(ibv_comp_channel* ch) {
-  if (ch->refcnt) return EBUSY;
+  pthread_mutex_lock(&ch->context->mutex);
+  int refs = ch->refcnt;
+  pthread_mutex_unlock(&ch->context->mutex);
+  if (refs) return EBUSY;
+  auto* c = reinterpret_cast<Chan*>(ch);
   close(ch->fd);
-  close(reinterpret_cast<Chan*>(ch)->wfd);
-  delete reinterpret_cast<Chan*>(ch);
+  close(c->wfd);
+  if (c->drain_fd >= 0) close(c->drain_fd);
+  delete c;
   return 0;
 }
 
@@ -974,7 +974,10 @@ Cq* make_cq(ibv_context* c, ibv_cq_init_attr_ex* attr) {
   x.handle = cq->cqn;
   if (attr->channel) {
     x.channel = attr->channel;
-    cq->chan_wfd = reinterpret_cast<Chan*>(attr->channel)->wfd;
+    cq->chan = reinterpret_cast<Chan*>(attr->channel);
+    pthread_mutex_lock(&c->mutex);
+    attr->channel->refcnt++;
+    pthread_mutex_unlock(&c->mutex);
   }
   pthread_mutex_init(&x.mutex, nullptr);
   pthread_cond_init(&x.cond, nullptr);
@@ -1215,7 +1218,6 @@ ibv_cq* softhca_v11_ibv_create_cq(ibv_context* c, int cqe, void* cq_context, ibv
   a.channel = ch;
   Cq* cq = make_cq(c, &a);
   if (!cq) return nullptr;
-  if (ch) ch->refcnt++;
   return ibv_cq_ex_to_cq(&cq->cqx);
 }
 
@@ -1225,28 +1227,58 @@ int softhca_v11_ibv_resize_cq(ibv_cq*, int) { return EOPNOTSUPP; }
 __asm__(".symver softhca_v11_ibv_destroy_cq, ibv_destroy_cq@@IBVERBS_1.1");
 int softhca_v11_ibv_destroy_cq(ibv_cq* ibcq) {
   Cq* cq = cq_of(ibcq);
+  ibv_context* c = ibcq->context;
   Hca& h = Hca::get();
   {
     std::shared_lock<std::shared_mutex> g(h.tables);
     for (auto& [k, qp] : h.qps)
-      if (qp->scq == cq || qp->rcq == cq) return EBUSY;
+      if (qp->scq == cq || qp->rcq == cq) return EBUSY;  // the kernel's use count
   }
-  pthread_mutex_lock(&cq->cqx.mutex);
-  if (cq->cqx.channel) cq->cqx.channel->refcnt--;
-  pthread_mutex_unlock(&cq->cqx.mutex);
+  if (Chan* ch = cq->chan) {
+    // Events not yet read are discarded (the kernel drops them with the CQ) ...
+    int dropped = 0;
+    {
+      std::lock_guard<std::mutex> g(ch->mu);
+      for (auto it = ch->events.begin(); it != ch->events.end();)
+        if (*it == cq) it = ch->events.erase(it), dropped++;
+        else ++it;
+    }
+    char b;
+    while (dropped > 0 && ch->drain_fd >= 0 && read(ch->drain_fd, &b, 1) == 1) dropped--;
+    // ... and, as rdma-core does, destroy waits until every event handed out has been acked.
+    pthread_mutex_lock(&cq->cqx.mutex);
+    while (cq->cqx.comp_events_completed != cq->events_reported)
+      pthread_cond_wait(&cq->cqx.cond, &cq->cqx.mutex);
+    pthread_mutex_unlock(&cq->cqx.mutex);
+    pthread_mutex_lock(&c->mutex);
+    ch->ch.refcnt--;
+    pthread_mutex_unlock(&c->mutex);
+  }
   free_pages(cq->buf, size_t(cq->cnt) * 64 + 64);
   delete cq;
   return 0;
 }
 
 __asm__(".symver softhca_v11_ibv_get_cq_event, ibv_get_cq_event@@IBVERBS_1.1");
-int softhca_v11_ibv_get_cq_event(ibv_comp_channel* ch, ibv_cq** cq, void** cq_context) {
-  ibv_cq* p;
-  ssize_t n = read(ch->fd, &p, sizeof p);
-  if (n != sizeof p) return -1;
-  *cq = p;
-  *cq_context = p->cq_context;
-  return 0;
+int softhca_v11_ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** out, void** cq_context) {
+  auto* ch = reinterpret_cast<Chan*>(channel);
+  for (;;) {
+    char b;
+    if (read(ch->ch.fd, &b, 1) != 1) return -1;  // errno from read (EAGAIN when non-blocking)
+    Cq* cq;
+    {
+      std::lock_guard<std::mutex> g(ch->mu);
+      if (ch->events.empty()) continue;  // the byte of an event discarded with its CQ
+      cq = ch->events.front();
+      ch->events.pop_front();
+    }
+    pthread_mutex_lock(&cq->cqx.mutex);
+    cq->events_reported++;
+    pthread_mutex_unlock(&cq->cqx.mutex);
+    *out = ibv_cq_ex_to_cq(&cq->cqx);
+    *cq_context = cq->cqx.cq_context;
+    return 0;
+  }
 }
 
 __asm__(".symver softhca_v11_ibv_ack_cq_events, ibv_ack_cq_events@@IBVERBS_1.1");

@@ -4,6 +4,7 @@
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 #include <arpa/inet.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -538,6 +539,62 @@ TEST(Events, SleepingThreadWokenByCqEvent) {
   ibv_dereg_mr(mr);
   ibv_destroy_cq(cq);
   ibv_destroy_comp_channel(ch);
+}
+
+// ibv_destroy_cq as rdma-core 44 over the kernel: EBUSY while a QP uses the CQ (and for the
+// channel while a CQ uses it); otherwise it discards unread events and blocks until every event
+// handed out by ibv_get_cq_event has been acked.
+TEST(Events, DestroyCqWaitsForAcksAndDropsUnreadEvents) {
+  Dev d;
+  ibv_comp_channel* ch = ibv_create_comp_channel(d.ctx);
+  ASSERT_NE(ch, nullptr);
+  ibv_cq* cq = ibv_create_cq(d.ctx, 16, nullptr, ch, 0);
+  ibv_qp* a = make_rc(d, cq);
+  ibv_qp* b = make_rc(d, cq);
+  ASSERT_EQ(connect_rc(a, b->qp_num, lid_of(d)), 0);
+  ASSERT_EQ(connect_rc(b, a->qp_num, lid_of(d)), 0);
+  EXPECT_EQ(ibv_destroy_cq(cq), EBUSY);
+  EXPECT_EQ(ibv_destroy_comp_channel(ch), EBUSY);
+  static uint64_t word;
+  ibv_mr* mr = ibv_reg_mr(d.pd, &word, 8, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  auto write_and_event = [&] {
+    ASSERT_EQ(ibv_req_notify_cq(cq, 0), 0);
+    ibv_sge s{uint64_t(uintptr_t(&word)), 8, mr->lkey};
+    ibv_send_wr wr{}, *bad;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = uint64_t(uintptr_t(&word));
+    wr.wr.rdma.rkey = mr->rkey;
+    ASSERT_EQ(ibv_post_send(a, &wr, &bad), 0);
+    EXPECT_EQ(wait_wc(cq).status, IBV_WC_SUCCESS);
+    pollfd p{ch->fd, POLLIN, 0};
+    EXPECT_EQ(poll(&p, 1, 5000), 1);  // the event is waiting
+  };
+  write_and_event();
+  ibv_cq* ev = nullptr;
+  void* ctx;
+  ASSERT_EQ(ibv_get_cq_event(ch, &ev, &ctx), 0);  // handed out, not acked yet
+  EXPECT_EQ(ev, cq);
+  write_and_event();  // a second event stays unread
+  ibv_destroy_qp(a);
+  ibv_destroy_qp(b);
+  std::atomic<bool> done{false};
+  std::atomic<int> rc{-1};
+  std::thread destroyer([&] {
+    rc = ibv_destroy_cq(cq);
+    done = true;
+  });
+  usleep(30000);
+  EXPECT_FALSE(done.load());  // blocked on the unacked event
+  ibv_ack_cq_events(ev, 1);
+  destroyer.join();
+  EXPECT_EQ(rc.load(), 0);
+  pollfd p{ch->fd, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 0), 0);  // the unread event went with its CQ
+  EXPECT_EQ(ibv_destroy_comp_channel(ch), 0);
+  ibv_dereg_mr(mr);
 }
 
 // Raw SQ and CQ access: WQE written into the SQ buffer, doorbell record, BlueFlame store,
