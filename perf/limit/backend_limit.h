@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,7 +59,12 @@ static void bk_init_n(int npes) {
   for (int pe = 1; pe < npes; pe++) {
     pid_t pid = fork();
     if (pid < 0) { perror("limit: fork"); exit(2); }
-    if (pid == 0) { bk_me_ = pe; break; }
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive PE 0 (e.g. killed by SIGPIPE) */
+      if (getppid() == 1) _exit(1);
+      bk_me_ = pe;
+      break;
+    }
     bk_children[pe] = pid;
   }
   bk_mine = bk_slab(bk_me_);
