@@ -36,14 +36,13 @@ void wait_until_ready(const WaitPolicy &policy, shm::ControlBlock *mine, Ready &
     sched_yield();
   }
   for (;;) {
+    // Announce, then re-check (seq_cst on both sides: a writer that stored before our check sees
+    // the flag and rings). The flag is left for the next writer to lower; that costs at most one
+    // needless wake-up.
     uint32_t seen = mine->doorbell.load(std::memory_order_acquire);
-    mine->sleepers.fetch_add(1, std::memory_order_seq_cst);
-    if (ready()) {
-      mine->sleepers.fetch_sub(1, std::memory_order_relaxed);
-      return;
-    }
+    mine->sleeping.store(1, std::memory_order_seq_cst);
+    if (ready()) return;
     futex_wait(&mine->doorbell, seen, policy.sleep_timeout_ns);
-    mine->sleepers.fetch_sub(1, std::memory_order_relaxed);
     if (ready()) return;
   }
 }

@@ -19,10 +19,11 @@ struct alignas(kCacheLine) PaddedCounter {
 };
 
 struct ControlBlock {
-  // Doorbell: a PE that has waited long enough sleeps on `doorbell` (futex) after announcing
-  // itself in `sleepers`; whoever updates its memory bumps the doorbell and wakes it.
+  // Doorbell: a PE that has waited long enough raises `sleeping` and sleeps on `doorbell` (futex);
+  // whoever updates its memory next lowers the flag, bumps the doorbell and wakes it. Only that
+  // first writer pays for the wake-up: a stream of puts to a sleeping PE costs one syscall.
   alignas(kCacheLine) std::atomic<uint32_t> doorbell;
-  std::atomic<uint32_t> sleepers;
+  std::atomic<uint32_t> sleeping;
   // Dissemination barrier: round k of barrier number e stores e into barrier_round[k] of the
   // partner PE (me + 2^k) mod n.
   PaddedCounter barrier_round[kMaxBarrierRounds];
@@ -34,7 +35,8 @@ static_assert(sizeof(ControlBlock) <= kControlBytes);
 
 // Wakes the owner of `cb` if it is asleep. Cheap when nobody sleeps: one shared-line load.
 inline void ring_doorbell(ControlBlock *cb) {
-  if (cb->sleepers.load(std::memory_order_relaxed) != 0) {
+  if (cb->sleeping.load(std::memory_order_relaxed) != 0 &&
+      cb->sleeping.exchange(0, std::memory_order_seq_cst) != 0) {
     cb->doorbell.fetch_add(1, std::memory_order_seq_cst);
     futex_wake_all(&cb->doorbell);
   }
