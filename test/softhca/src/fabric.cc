@@ -19,7 +19,7 @@ namespace softhca {
 
 namespace {
 constexpr uint32_t kMagic = 0x53484341;  // "SHCA"
-constexpr uint32_t kVersion = 4;
+constexpr uint32_t kVersion = 5;
 
 void init_robust(pthread_mutex_t* m) {
   pthread_mutexattr_t a;
@@ -54,6 +54,11 @@ void futex_wait(std::atomic<uint32_t>* word, uint32_t val, int timeout_ms) {
   timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, val,
           timeout_ms < 0 ? nullptr : &ts, nullptr, 0);
+}
+
+void futex_wait_ns(std::atomic<uint32_t>* word, uint32_t val, uint64_t timeout_ns) {
+  timespec ts{time_t(timeout_ns / 1000000000), long(timeout_ns % 1000000000)};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, val, &ts, nullptr, 0);
 }
 
 void futex_wake(std::atomic<uint32_t>* word) {
@@ -148,6 +153,7 @@ bool Fabric::attach() {
     lock_robust(&r.producer_lock);
     r.head.store(0);
     r.tail.store(0);
+    r.last_poll_ns.store(0);
     pthread_mutex_unlock(&r.producer_lock);
     if (!g_token) g_token = now_ns() ^ (uint64_t(getpid()) << 40) ^ uint64_t(uintptr_t(&n));
     n.pid = getpid();
@@ -249,7 +255,7 @@ int Fabric::send(uint32_t node, uint32_t gen, MsgType type, const void* a, size_
   r.tail.store(pos + pad + size, std::memory_order_release);
   pthread_mutex_unlock(&r.producer_lock);
   r.doorbell.fetch_add(1);
-  if (r.sleeping.load()) futex_wake(&r.doorbell);
+  if (r.sleeping.load() == 2) futex_wake(&r.doorbell);  // a timed sleeper looks by itself
   return 1;
 }
 

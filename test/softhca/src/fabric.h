@@ -31,7 +31,8 @@ struct Ring {
   alignas(64) std::atomic<uint64_t> tail;  // committed producer position
   alignas(64) pthread_mutex_t producer_lock;
   std::atomic<uint32_t> doorbell;  // futex word: bumped on every publish
-  std::atomic<uint32_t> sleeping;  // consumer is (about to be) in futex_wait
+  std::atomic<uint32_t> sleeping;  // model thread (about to be) in futex_wait: 1 timed, 2 until woken
+  std::atomic<uint64_t> last_poll_ns;  // a thread of the owner polled a CQ (and this inbox)
   alignas(64) uint8_t data[kRingBytes];
 };
 
@@ -129,6 +130,7 @@ class Fabric {
 };
 
 void futex_wait(std::atomic<uint32_t>* word, uint32_t val, int timeout_ms);
+void futex_wait_ns(std::atomic<uint32_t>* word, uint32_t val, uint64_t timeout_ns);
 void futex_wake(std::atomic<uint32_t>* word);
 uint64_t now_ns();
 

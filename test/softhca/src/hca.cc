@@ -320,6 +320,18 @@ void Hca::run(std::promise<bool>* ready) {
       std::lock_guard<std::mutex> g(egress_mu_);
       if (!egress_.empty()) continue;
     }
+    // Threads that poll CQs execute this inbox themselves (progress()): then producers do not
+    // wake us (a woken thread would take a core from them), and we look again shortly in case
+    // they stopped polling without saying so.
+    constexpr uint64_t kPollerWindowNs = 300000;
+    if (now - r.last_poll_ns.load(std::memory_order_relaxed) < kPollerWindowNs) {
+      uint32_t db = r.doorbell.load();
+      r.sleeping.store(1);
+      if (r.head.load() == r.tail.load() && !stop_.load())
+        futex_wait_ns(&r.doorbell, db, kPollerWindowNs);
+      r.sleeping.store(0);
+      continue;
+    }
     if (now - last_busy < uint64_t(config().spin_us) * 1000) {
       sched_yield();
       continue;
@@ -342,7 +354,7 @@ void Hca::run(std::promise<bool>* ready) {
       if (!held_.empty()) pending = true;
     }
     if (pending) idle_forever_.store(false);
-    r.sleeping.store(1);
+    r.sleeping.store(2);  // producers wake us
     if (r.head.load() == r.tail.load() && !stop_.load()) futex_wait(&r.doorbell, db, pending ? 2 : -1);
     r.sleeping.store(0);
     idle_forever_.store(false);
@@ -375,8 +387,16 @@ bool Hca::consume(int max) {
   return busy;
 }
 
+void Hca::stop_polling() {
+  if (!refs_) return;
+  Ring& r = fab_.inbox();
+  r.last_poll_ns.store(0, std::memory_order_relaxed);
+  if (r.sleeping.load() == 1) fab_.wake(fab_.node());  // it must not wait for its next look
+}
+
 void Hca::progress() {
   if (!refs_) return;
+  fab_.inbox().last_poll_ns.store(now_ns(), std::memory_order_relaxed);
   std::unique_lock<std::mutex> g(consumer_mu_, std::try_to_lock);
   if (g.owns_lock()) consume(16);
 }

@@ -59,6 +59,7 @@ class Hca {
   // Lets a thread that polls an empty CQ execute pending fabric messages itself (the model thread
   // would otherwise need a time slice on a machine whose cores the pollers keep busy).
   void progress();
+  void stop_polling();  // the polling thread is about to block (e.g. on a completion channel)
 
   std::atomic<uint64_t> direct_ops{0};
   std::atomic<uint64_t> ud_sent{0}, ud_dropped{0}, ud_duplicated{0}, ud_reordered{0};

@@ -1262,6 +1262,7 @@ int softhca_v11_ibv_destroy_cq(ibv_cq* ibcq) {
 __asm__(".symver softhca_v11_ibv_get_cq_event, ibv_get_cq_event@@IBVERBS_1.1");
 int softhca_v11_ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** out, void** cq_context) {
   auto* ch = reinterpret_cast<Chan*>(channel);
+  Hca::get().stop_polling();
   for (;;) {
     char b;
     if (read(ch->ch.fd, &b, 1) != 1) return -1;  // errno from read (EAGAIN when non-blocking)
