@@ -16,7 +16,7 @@ expect() {
   run_job 20 "$out" "$err" "$oshrun" -np 4 "$client" --print-tmpdir "$@" "$marker"
   if ((rc == 124 || rc == 137)); then
     fail "$name: oshrun did not finish within 20 s"
-  elif ((rc != status)); then
+  elif ! [[ $rc =~ ^($status)$ ]]; then
     fail "$name: exit status $rc, expected $status; stderr: $(cat "$err")"
   elif [[ $(grep -c '^oshrun:' "$err") -ne 1 ]] || ! grep -Eq "^oshrun: $line" "$err"; then
     fail "$name: expected one line matching 'oshrun: $line', got: $(cat "$err")"
@@ -27,15 +27,20 @@ expect() {
   check_no_leftovers "$name"
 }
 
-expect "SIGSEGV in PE 2" 139 "PE 2 died from SIGSEGV \(killed the other 3 PEs\)$" --crash 2
-expect "PE 3 exits 3" 3 "PE 3 exited with status 3 \(killed the other 3 PEs\)$" --exit 3 3
+# The others sleep: they cannot react to the failure, so the blame is deterministic.
+expect "SIGSEGV in PE 2" 139 "PE 2 died from SIGSEGV \(killed the other 3 PEs\)$" --crash 2 --others-sleep
+expect "PE 3 exits 3" 3 "PE 3 exited with status 3 \(killed the other 3 PEs\)$" --exit 3 3 --others-sleep
+# The others block in a fence, which PMIx fails when PE 3 dies, so they race to exit 1. oshrun
+# blames the PE whose life pipe hung up first; a same-instant tie (about 1 run in 30 on a
+# loaded 2-core machine) can still blame a reacting PE, so only the teardown is asserted here.
+expect "PE 3 exits 3, others in fence" "3|1" "PE [0-3] exited with status [31] \(killed the other 3 PEs\)$" --exit 3 3
 expect "PE 1 aborts 5" 5 "PE 1 aborted the job with status 5: pmix_client aborting on purpose \(killed the other 3 PEs\)$" --abort 1 5
 expect "PE 0 aborts 5, others sleep" 5 "PE 0 aborted the job with status 5: " --abort 0 5 --others-sleep
 expect "PE 2 shmem_global_exit(6)" 6 "PE 2 called shmem_global_exit\(6\) \(killed the other 3 PEs\)$" \
   --abort 2 6 --abort-msg shmem_global_exit
 # shmem_global_exit(0) ends the job on purpose: the others are killed, the status is 0.
 expect "PE 3 shmem_global_exit(0)" 0 "PE 3 called shmem_global_exit\(0\)" --abort 3 0 --abort-msg shmem_global_exit
-expect "PE 1 skips finalize" 1 "PE 1 exited without calling shmem_finalize" --no-finalize 1
+expect "PE 1 skips finalize" 1 "PE 1 exited without calling shmem_finalize" --no-finalize 1 --others-sleep
 expect "PE 2 exits 9, others ignore SIGTERM" 9 "PE 2 exited with status 9" --exit 2 9 --ignore-term --others-sleep
 
 # SIGINT/SIGTERM to oshrun are forwarded; status 128+signal.

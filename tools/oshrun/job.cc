@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 
@@ -102,6 +104,9 @@ std::vector<std::vector<int>> plan_binding(const Options& options) {
 void Job::block_signals() {
   sigset_t set = handled_set();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  // libpmix's server writes to client sockets without MSG_NOSIGNAL; a PE that dies mid-reply
+  // would otherwise kill oshrun with SIGPIPE. PEs get the default back before exec.
+  signal(SIGPIPE, SIG_IGN);
 }
 
 Job::Job(const Options& options, std::string program_path, ServerEvents& events)
@@ -113,6 +118,7 @@ Job::Job(const Options& options, std::string program_path, ServerEvents& events)
 Job::~Job() {
   // Never leave PEs behind, whatever path got us here.
   for (auto& pe : pes_) {
+    if (pe.life_fd >= 0) close(pe.life_fd);
     if (!pe.alive) continue;
     kill(pe.pid, SIGKILL);
     waitpid(pe.pid, nullptr, 0);
@@ -145,10 +151,17 @@ bool Job::launch(PmixServer& server, const std::vector<std::vector<int>>& bindin
     CPU_ZERO(&cpus);
     for (int cpu : binding[rank]) CPU_SET(cpu, &cpus);
     const bool bind = !binding[rank].empty();
+    int life[2];
+    if (pipe2(life, O_CLOEXEC) != 0) {
+      error = std::string("pipe failed: ") + std::strerror(errno);
+      return false;
+    }
 
     pid_t pid = fork();
     if (pid < 0) {
       error = std::string("fork failed: ") + std::strerror(errno);
+      close(life[0]);
+      close(life[1]);
       return false;
     }
     if (pid == 0) {
@@ -158,11 +171,13 @@ bool Job::launch(PmixServer& server, const std::vector<std::vector<int>>& bindin
       sigset_t none;
       sigemptyset(&none);
       sigprocmask(SIG_SETMASK, &none, nullptr);
+      signal(SIGPIPE, SIG_DFL);
       if (rank > 0) {  // like mpirun: only the first PE reads oshrun's stdin
         int null_fd = open("/dev/null", O_RDONLY);
         if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
       }
       if (bind) sched_setaffinity(0, sizeof cpus, &cpus);
+      fcntl(life[1], F_SETFD, 0);  // the PE keeps its end across exec, and never writes to it
       execve(program_path_.c_str(), argv.data(), envp.data());
       const char* reason = strerrordesc_np(errno);
       [[maybe_unused]] ssize_t n = write(STDERR_FILENO, exec_failed.data(), exec_failed.size());
@@ -170,7 +185,8 @@ bool Job::launch(PmixServer& server, const std::vector<std::vector<int>>& bindin
       n = write(STDERR_FILENO, "\n", 1);
       _exit(127);
     }
-    pes_[rank] = {pid, true};
+    close(life[1]);
+    pes_[rank] = {pid, true, life[0], 0};
   }
   return true;
 }
@@ -200,6 +216,16 @@ void Job::check_abort() {
   auto request = events_.first_abort();
   if (!request) return;
   abort_seen_ = true;
+  // A PE that died before this abort may be its cause (the aborting PE's fence failed because
+  // of it): its pipe hang-up is already visible. Report such a death first, if it is one.
+  note_deaths(0);
+  std::vector<std::pair<int, int>> earlier;
+  for (int r = 0; r < static_cast<int>(pes_.size()); ++r) {
+    int wait_status;
+    if (r != request->rank && pes_[r].alive && pes_[r].death_order && wait_for_exit(r, wait_status))
+      earlier.emplace_back(r, wait_status);
+  }
+  handle_exits(std::move(earlier));
   if (failed_) return;
   // shmem_global_exit passes its own name (or nothing) as the message; fatal library errors
   // pass the error text.
@@ -231,18 +257,66 @@ void Job::on_pe_exit(int rank, int wait_status) {
   }
 }
 
+// Gives a PE that is known to be dying a moment to become a zombie.
+bool Job::wait_for_exit(int rank, int& wait_status) {
+  for (int i = 0; i < 200; ++i) {  // at most ~200 ms
+    if (waitpid(pes_[rank].pid, &wait_status, WNOHANG) == pes_[rank].pid) return true;
+    usleep(1000);
+  }
+  return false;
+}
+
+// Records, in the order seen, which PEs' life pipes hung up (i.e. which PEs are dying).
+void Job::note_deaths(int timeout_ms) {
+  std::vector<pollfd> fds;
+  std::vector<int> ranks;
+  for (int r = 0; r < static_cast<int>(pes_.size()); ++r) {
+    if (pes_[r].life_fd < 0) continue;
+    fds.push_back({pes_[r].life_fd, POLLIN, 0});
+    ranks.push_back(r);
+  }
+  if (fds.empty() || poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
+  for (size_t i = 0; i < fds.size(); ++i) {
+    if (!fds[i].revents) continue;
+    Pe& pe = pes_[ranks[i]];
+    pe.death_order = ++deaths_seen_;
+    close(pe.life_fd);
+    pe.life_fd = -1;
+  }
+}
+
 void Job::reap() {
+  std::vector<std::pair<int, int>> exited;  // (rank, wait status)
   for (;;) {
     int wait_status;
     pid_t pid = waitpid(-1, &wait_status, WNOHANG);
-    if (pid <= 0) return;
-    for (int r = 0; r < static_cast<int>(pes_.size()); ++r) {
-      if (pes_[r].alive && pes_[r].pid == pid) {
-        on_pe_exit(r, wait_status);
-        break;
-      }
-    }
+    if (pid <= 0) break;
+    for (int r = 0; r < static_cast<int>(pes_.size()); ++r)
+      if (pes_[r].alive && pes_[r].pid == pid) exited.emplace_back(r, wait_status);
   }
+  handle_exits(std::move(exited));
+}
+
+// When one PE dies, PMIx fails the fences the others wait in, and they may exit with an error
+// before oshrun looks. waitpid returns zombies in fork order, not in death order, so exits
+// are handled in the order their life pipes hung up: the PE that died first is blamed.
+void Job::handle_exits(std::vector<std::pair<int, int>> exited) {
+  note_deaths(0);
+  auto order = [&](int rank) { return pes_[rank].death_order ? pes_[rank].death_order : LONG_MAX; };
+  // A PE that died earlier but is not a zombie yet (the kernel is still tearing it down) goes
+  // first too: wait for it briefly.
+  long latest = 0;
+  for (const auto& e : exited) latest = std::max(latest, order(e.first));
+  for (int r = 0; r < static_cast<int>(pes_.size()); ++r) {
+    int wait_status;
+    bool listed = std::any_of(exited.begin(), exited.end(), [&](const auto& e) { return e.first == r; });
+    if (!listed && pes_[r].alive && pes_[r].death_order && pes_[r].death_order < latest &&
+        wait_for_exit(r, wait_status))
+      exited.emplace_back(r, wait_status);
+  }
+  std::stable_sort(exited.begin(), exited.end(),
+                   [&](const auto& a, const auto& b) { return order(a.first) < order(b.first); });
+  for (auto [rank, wait_status] : exited) on_pe_exit(rank, wait_status);
 }
 
 void Job::on_signal(int signo) {
@@ -267,9 +341,12 @@ int Job::wait() {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(kill_deadline_ - Clock::now());
       timeout_ms = static_cast<int>(std::max<long>(0, left.count()));
     }
-    pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {events_.wake_fd(), POLLIN, 0}};
-    int ready = poll(fds, 2, timeout_ms);
+    std::vector<pollfd> fds = {{signal_fd_, POLLIN, 0}, {events_.wake_fd(), POLLIN, 0}};
+    for (const auto& pe : pes_)
+      if (pe.life_fd >= 0) fds.push_back({pe.life_fd, POLLIN, 0});
+    int ready = poll(fds.data(), fds.size(), timeout_ms);
     if (ready < 0 && errno != EINTR) break;
+    note_deaths(0);  // first, so deaths are ordered before the exits they caused
     if (fds[1].revents & POLLIN) events_.drain_wakeups();
     if (fds[0].revents & POLLIN) {
       signalfd_siginfo info;

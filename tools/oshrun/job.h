@@ -39,10 +39,17 @@ class Job {
   struct Pe {
     pid_t pid = -1;
     bool alive = false;
+    // Read end of a pipe whose write end only the PE holds (a low fd, so the kernel closes it
+    // before the PE's PMIx socket when the PE dies). Its hang-up orders deaths, see reap().
+    int life_fd = -1;
+    long death_order = 0;  // 0: not seen dying yet
   };
   using Clock = std::chrono::steady_clock;
 
   void reap();
+  void note_deaths(int timeout_ms);
+  void handle_exits(std::vector<std::pair<int, int>> exited);
+  bool wait_for_exit(int rank, int& wait_status);
   void on_pe_exit(int rank, int wait_status);
   void check_abort();
   void on_signal(int signo);
@@ -60,6 +67,7 @@ class Job {
   bool abort_seen_ = false;
   int exit_status_ = 0;
   bool killed_ = false;
+  long deaths_seen_ = 0;
   Clock::time_point kill_deadline_;
 };
 

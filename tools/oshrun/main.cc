@@ -69,12 +69,11 @@ int run(const oshrun::Options& options, const std::string& program_path) {
     oshrun::Job job(options, program_path, events);
     if (!job.launch(server, binding, error)) {
       std::fprintf(stderr, "oshrun: %s\n", error.c_str());
-      return 1;  // ~Job kills what was started, ~PmixServer and ~TempDir clean up
+      return 1;  // ~Job kills what was started, ~TempDir removes the PMIx files
     }
     status = job.wait();
   }
-  server.stop();
-  return status;
+  return status;  // ~TempDir removes the PMIx files; main then _exits (see PmixServer)
 }
 
 }  // namespace
@@ -95,5 +94,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "oshrun: %s\n", error.c_str());
     return 127;
   }
-  return run(options, program_path);
+  int status = run(options, program_path);
+  // Skip exit(): the abandoned PMIx server's thread is still running (see pmix_server.h).
+  std::fflush(nullptr);
+  _exit(status);
 }

@@ -181,7 +181,6 @@ bool PmixServer::start(const std::string& tmpdir, const std::string& nspace, int
     error = "PMIx_server_init failed: " + status_text(rc);
     return false;
   }
-  initialized_ = true;
 
   char host[256] = {};
   gethostname(host, sizeof host - 1);
@@ -272,13 +271,6 @@ bool PmixServer::prepare_client(int rank, std::vector<std::string>& env, std::st
   for (char** v = vars; v && *v; ++v) std::free(*v);
   std::free(vars);
   return rc == PMIX_SUCCESS;
-}
-
-void PmixServer::stop() {
-  if (!initialized_) return;
-  initialized_ = false;
-  PMIx_server_finalize();
-  g_events = nullptr;
 }
 
 }  // namespace oshrun
