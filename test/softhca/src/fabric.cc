@@ -172,7 +172,7 @@ bool Fabric::attach() {
   return false;
 }
 
-void Fabric::detach() {
+void Fabric::detach(bool unmap) {
   if (!shm_) return;
   lock_shared();
   Node& me = shm_->nodes[node_];
@@ -197,6 +197,7 @@ void Fabric::detach() {
     shm_unlink(name_.c_str());
   }
   unlock_shared();
+  if (!unmap) return;
   munmap(shm_, sizeof(Shared));
   shm_ = nullptr;
 }

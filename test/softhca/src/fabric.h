@@ -84,7 +84,7 @@ class Fabric {
   // Attach (creating the segment if needed) and claim a node slot.
   bool attach();
   // Release the node slot; unlink the segment if no other live node remains.
-  void detach();
+  void detach(bool unmap = true);
   uint32_t node() const { return node_; }
   uint32_t gen() const { return gen_; }
   Shared* shm() const { return shm_; }

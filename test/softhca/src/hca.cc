@@ -176,6 +176,14 @@ const Config& config() {
 uint16_t port_lid(int dev, int port) { return uint16_t(1 + dev * 2 + (port - 1)); }
 uint64_t node_guid(int dev) { return 0x98039b0300a1b200ull + uint64_t(dev); }
 
+void port_gid(int dev, int port, uint8_t out[16]) {
+  memset(out, 0, 16);
+  out[0] = 0xfe;
+  out[1] = 0x80;
+  uint64_t g = be64(node_guid(dev) + uint64_t(port - 1) * 0x100);
+  memcpy(out + 8, &g, 8);
+}
+
 Hca& Hca::get() {
   static Hca* h = new Hca;  // never destroyed: the model thread may outlive static destructors
   return *h;
@@ -185,6 +193,10 @@ bool Hca::acquire() {
   std::lock_guard<std::mutex> g(mu_);
   if (refs_++ > 0) return true;
   stop_ = false;
+  // A program that exits without closing its devices still leaves the fabric (the last one out
+  // removes it); the mapping stays, other threads may still be inside the library.
+  static bool at_exit = (atexit([] { Hca::get().leave_at_exit(); }), true);
+  (void)at_exit;
   std::promise<bool> ready;
   auto f = ready.get_future();
   thread_ = std::thread([this, &ready] { run(&ready); });
@@ -207,6 +219,16 @@ void Hca::release() {
             (unsigned long)ud_sent.load(), (unsigned long)ud_dropped.load(),
             (unsigned long)ud_duplicated.load(), (unsigned long)ud_reordered.load(),
             (unsigned long)direct_ops.load());
+}
+
+void Hca::leave_at_exit() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (refs_ <= 0) return;
+  refs_ = 0;
+  keep_mapping_ = true;
+  stop_ = true;
+  fab_.wake(fab_.node());
+  thread_.join();
 }
 
 Mr* Hca::find_mr(uint32_t key) {
@@ -360,7 +382,7 @@ void Hca::run(std::promise<bool>* ready) {
     idle_forever_.store(false);
   }
   flush_egress();
-  fab_.detach();
+  fab_.detach(!keep_mapping_);
 }
 
 bool Hca::consume(int max) {
@@ -666,9 +688,7 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
     m.dlid = be16(av.rlid);
     m.grh = (be32(av.grh_gid_fl) >> 30) & 1;
     memcpy(m.dgid, av.rgid, 16);
-    uint64_t g = be64(node_guid(qp->ctx->dev->index));
-    m.sgid[0] = 0xfe, m.sgid[1] = 0x80;
-    memcpy(m.sgid + 8, &g, 8);
+    port_gid(qp->ctx->dev->index, port, m.sgid);
     m.se = (ctrl.fm_ce_se & MLX5_WQE_CTRL_SOLICITED) != 0;
     m.has_imm = opcode == MLX5_OPCODE_SEND_IMM;
     m.imm = ctrl.imm;
@@ -1088,6 +1108,11 @@ void Hca::on_ud(const uint8_t* body, uint32_t len) {
   if (qp->kind != Kind::kUd) return;
   if (qp->attr.qp_state != IBV_QPS_RTR && qp->attr.qp_state != IBV_QPS_RTS) return;
   if (m.qkey != qp->attr.qkey) return;  // Q_Key violation: silently dropped
+  if (m.grh) {  // a GRH addressed to another GID is not for this port
+    uint8_t gid[16];
+    port_gid(qp->ctx->dev->index, qp->attr.port_num ? qp->attr.port_num : 1, gid);
+    if (memcmp(gid, m.dgid, 16) != 0) return;
+  }
   RecvWqe w;
   if (!take_recv(qp, &w)) return;  // UD has no RNR: no receive posted, the datagram is lost
   if (m.grh) {

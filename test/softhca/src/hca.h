@@ -30,12 +30,14 @@ inline uint64_t be64(uint64_t v) { return __builtin_bswap64(v); }
 
 uint16_t port_lid(int dev, int port);
 uint64_t node_guid(int dev);
+void port_gid(int dev, int port, uint8_t out[16]);  // GID index 0: link-local from the port GUID
 
 class Hca {
  public:
   static Hca& get();
   bool acquire();  // first user attaches to the fabric and starts the model thread
   void release();
+  void leave_at_exit();
   Fabric& fab() { return fab_; }
 
   std::shared_mutex tables;  // lock order: tables, then a QP, then a CQ
@@ -89,6 +91,7 @@ class Hca {
   Fabric fab_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  bool keep_mapping_ = false;
   std::atomic<bool> idle_forever_{false};  // model thread sleeps with no retry clock running
   struct Egress {
     uint32_t node, gen;

@@ -786,11 +786,7 @@ int softhca_v11_ibv_query_port(ibv_context* c, uint8_t port, struct _compat_ibv_
 __asm__(".symver softhca_v11_ibv_query_gid, ibv_query_gid@@IBVERBS_1.1");
 int softhca_v11_ibv_query_gid(ibv_context* c, uint8_t port, int index, ibv_gid* gid) {
   if (port < 1 || port > config().num_ports || index != 0) return -1;
-  memset(gid, 0, sizeof *gid);
-  gid->raw[0] = 0xfe;
-  gid->raw[1] = 0x80;
-  uint64_t g = be64(node_guid(ctx_of(c)->dev->index) + uint64_t(port - 1) * 0x100);
-  memcpy(gid->raw + 8, &g, 8);
+  port_gid(ctx_of(c)->dev->index, port, gid->raw);
   return 0;
 }
 

@@ -1016,6 +1016,75 @@ UdStats ud_faults(int senders, const char* loss, const char* dup, const char* re
   return st;
 }
 
+// UD with a global route header: the receiver gets the GRH (source and destination GID) in the
+// first 40 bytes and IBV_WC_GRH; a datagram whose destination GID is not the port's is dropped.
+TEST(Ud, GlobalRouteHeader) {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 64, nullptr, nullptr, 0);
+  ibv_qp* qp = make_ud(d, cq, 16);
+  ASSERT_NE(qp, nullptr);
+  static uint8_t buf[4][64];
+  ibv_mr* mr = ibv_reg_mr(d.pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE);
+  for (int i = 0; i < 4; ++i) {
+    ibv_sge s{uint64_t(uintptr_t(buf[i])), 64, mr->lkey};
+    ibv_recv_wr w{}, *bad;
+    w.wr_id = uint64_t(i);
+    w.sg_list = &s;
+    w.num_sge = 1;
+    ASSERT_EQ(ibv_post_recv(qp, &w, &bad), 0);
+  }
+  ibv_gid gid;
+  ASSERT_EQ(ibv_query_gid(d.ctx, 1, 0, &gid), 0);
+  auto send = [&](const ibv_gid& dgid, uint32_t value) {
+    ibv_ah_attr aa{};
+    aa.dlid = lid_of(d);
+    aa.port_num = 1;
+    aa.is_global = 1;
+    aa.grh.dgid = dgid;
+    aa.grh.sgid_index = 0;
+    aa.grh.hop_limit = 1;
+    ibv_ah* ah = ibv_create_ah(d.pd, &aa);
+    ASSERT_NE(ah, nullptr);
+    ibv_sge s{uint64_t(uintptr_t(&value)), 4, 0};
+    ibv_send_wr w{}, *bad;
+    w.opcode = IBV_WR_SEND;
+    w.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+    w.sg_list = &s;
+    w.num_sge = 1;
+    w.wr.ud.ah = ah;
+    w.wr.ud.remote_qpn = qp->qp_num;
+    w.wr.ud.remote_qkey = 0x11111111;
+    ASSERT_EQ(ibv_post_send(qp, &w, &bad), 0);
+    EXPECT_EQ(wait_wc(cq).opcode, IBV_WC_SEND);
+    ibv_destroy_ah(ah);
+  };
+  ibv_gid other = gid;
+  other.raw[15] ^= 0x55;
+  send(other, 1);  // dropped: not this port's GID
+  send(gid, 2);
+  ibv_wc wc = wait_wc(cq);
+  ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(wc.opcode, IBV_WC_RECV);
+  EXPECT_TRUE(wc.wc_flags & IBV_WC_GRH);
+  EXPECT_EQ(wc.byte_len, 44u);
+  EXPECT_EQ(wc.src_qp, qp->qp_num);
+  auto* grh = reinterpret_cast<ibv_grh*>(buf[wc.wr_id]);
+  EXPECT_EQ(buf[wc.wr_id][0] >> 4, 6);  // IP version 6
+  EXPECT_EQ(memcmp(grh->sgid.raw, gid.raw, 16), 0);
+  EXPECT_EQ(memcmp(grh->dgid.raw, gid.raw, 16), 0);
+  uint32_t value;
+  memcpy(&value, buf[wc.wr_id] + 40, 4);
+  EXPECT_EQ(value, 2u);
+  ibv_ah* back = ibv_create_ah_from_wc(d.pd, &wc, grh, 1);  // a reply address from the GRH
+  ASSERT_NE(back, nullptr);
+  ibv_destroy_ah(back);
+  ibv_wc none;
+  EXPECT_EQ(ibv_poll_cq(cq, 1, &none), 0);  // the misaddressed datagram never arrived
+  ibv_destroy_qp(qp);
+  ibv_dereg_mr(mr);
+  ibv_destroy_cq(cq);
+}
+
 TEST(Faults, UdNoFaultsByDefault) {
   UdStats s = ud_faults(2, "0", "0", "0");
   EXPECT_EQ(s.sends, (std::vector<int>{kUdCount, kUdCount}));
