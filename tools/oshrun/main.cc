@@ -60,7 +60,7 @@ int run(const oshrun::Options& options, const std::string& program_path) {
   std::string nspace = "oshrun." + tmpdir.unique_suffix() + "." + std::to_string(getpid());
   oshrun::ServerEvents events(options.num_pes);
   oshrun::PmixServer server(events);
-  if (!server.start(tmpdir.path(), nspace, options.num_pes, error)) {
+  if (!server.start(tmpdir.path(), nspace, options.num_pes, options.simulated_nodes, error)) {
     std::fprintf(stderr, "oshrun: %s\n", error.c_str());
     return 1;
   }

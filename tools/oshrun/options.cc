@@ -52,6 +52,7 @@ const char* usage_text() {
          "  --bind-to core      bind PE i to core i (round-robin if there are more PEs than cores)\n"
          "  --bind-to none      do not bind\n"
          "                      default: bind to cores if there are enough cores, else do not bind\n"
+         "  --simulate-nodes K  testing aid: report the PEs as spread over K nodes (all still run here)\n"
          "  -h, --help          show this help\n"
          "Open MPI's --oversubscribe and --allow-run-as-root are accepted and ignored.\n"
          "oshrun embeds a PMIx server; it exits with the first non-zero PE status and tears the\n"
@@ -78,6 +79,10 @@ bool parse_options(int argc, char** argv, Options& out, std::string& error) {
     if (match(arg, "-np", value, has_inline) || match(arg, "--np", value, has_inline) ||
         match(arg, "-n", value, has_inline)) {
       if (!take_value(arg.substr(0, arg.find('='))) || !parse_count(value, out.num_pes, error)) return false;
+      continue;
+    }
+    if (match(arg, "--simulate-nodes", value, has_inline)) {
+      if (!take_value("--simulate-nodes") || !parse_count(value, out.simulated_nodes, error)) return false;
       continue;
     }
     if (match(arg, "--bind-to", value, has_inline)) {

@@ -11,6 +11,9 @@ enum class Binding { kAuto, kNone, kCore };
 struct Options {
   int num_pes = 1;
   Binding binding = Binding::kAuto;
+  // Testing aid: tell the PEs they are spread over this many nodes (blocks of consecutive ranks),
+  // although all run here. Lets tests check how the library treats a multi-node job.
+  int simulated_nodes = 1;
   bool help = false;
   std::string program;            // as given by the user
   std::vector<std::string> argv;  // argv of every PE, argv[0] == program

@@ -1,5 +1,6 @@
 #include "tools/oshrun/pmix_server.h"
 
+#include <algorithm>
 #include <pmix.h>
 #include <pmix_server.h>
 #include <sys/eventfd.h>
@@ -160,7 +161,7 @@ class InfoList {
 
 // ---------------------------------------------------------------- PmixServer
 
-bool PmixServer::start(const std::string& tmpdir, const std::string& nspace, int num_pes,
+bool PmixServer::start(const std::string& tmpdir, const std::string& nspace, int num_pes, int num_nodes,
                        std::string& error) {
   g_events = &events_;
   nspace_ = nspace;
@@ -184,11 +185,22 @@ bool PmixServer::start(const std::string& tmpdir, const std::string& nspace, int
 
   char host[256] = {};
   gethostname(host, sizeof host - 1);
-  std::string peers;
-  for (int r = 0; r < num_pes; ++r) peers += (r ? "," : "") + std::to_string(r);
+  // With --simulate-nodes, PEs come in blocks of per_node consecutive ranks on pretend nodes named
+  // <host>, <host>-sim1, ...; PMIx derives every PE's local peers from these maps.
+  num_nodes = std::max(1, std::min(num_nodes, num_pes));
+  const int per_node = (num_pes + num_nodes - 1) / num_nodes;
+  num_nodes = (num_pes + per_node - 1) / per_node;
+  std::string nodes = host, peers, local_peers;
+  for (int n = 1; n < num_nodes; ++n) nodes += "," + std::string(host) + "-sim" + std::to_string(n);
+  for (int r = 0; r < num_pes; ++r) {
+    peers += (r == 0 ? "" : r % per_node == 0 ? ";" : ",") + std::to_string(r);
+    if (r < per_node) local_peers += (r ? "," : "") + std::to_string(r);
+  }
+  uint32_t local_size = static_cast<uint32_t>(std::min(per_node, num_pes));
+  uint32_t node_count = static_cast<uint32_t>(num_nodes);
   char* node_map = nullptr;
   char* proc_map = nullptr;
-  if (PMIx_generate_regex(host, &node_map) != PMIX_SUCCESS ||
+  if (PMIx_generate_regex(nodes.c_str(), &node_map) != PMIX_SUCCESS ||
       PMIx_generate_ppn(peers.c_str(), &proc_map) != PMIX_SUCCESS) {
     error = "PMIx could not encode the node and process maps";
     return false;
@@ -207,12 +219,12 @@ bool PmixServer::start(const std::string& tmpdir, const std::string& nspace, int
   job.add(PMIX_JOB_NUM_APPS, &one, PMIX_UINT32);
   job.add(PMIX_APPNUM, &zero, PMIX_UINT32);
   job.add(PMIX_APPLDR, &leader, PMIX_PROC_RANK);
-  job.add(PMIX_NUM_NODES, &one, PMIX_UINT32);
+  job.add(PMIX_NUM_NODES, &node_count, PMIX_UINT32);
   job.add(PMIX_NODE_MAP, node_map, PMIX_REGEX);
   job.add(PMIX_PROC_MAP, proc_map, PMIX_REGEX);
-  job.add(PMIX_LOCAL_SIZE, &size, PMIX_UINT32);
-  job.add(PMIX_NODE_SIZE, &size, PMIX_UINT32);
-  job.add(PMIX_LOCAL_PEERS, peers.c_str(), PMIX_STRING);
+  job.add(PMIX_LOCAL_SIZE, &local_size, PMIX_UINT32);
+  job.add(PMIX_NODE_SIZE, &local_size, PMIX_UINT32);
+  job.add(PMIX_LOCAL_PEERS, local_peers.c_str(), PMIX_STRING);
   job.add(PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
   job.add(PMIX_NODEID, &zero, PMIX_UINT32);
   job.add(PMIX_HOSTNAME, hostname, PMIX_STRING);
@@ -221,18 +233,19 @@ bool PmixServer::start(const std::string& tmpdir, const std::string& nspace, int
   struct PeInfo {
     pmix_rank_t rank;
     uint16_t local_rank;
+    uint32_t node;
   };
   std::vector<PeInfo> pes(num_pes);
   std::vector<pmix_data_array_t*> arrays(num_pes, nullptr);
   for (int r = 0; r < num_pes; ++r) {
-    pes[r] = {static_cast<pmix_rank_t>(r), static_cast<uint16_t>(r)};
+    pes[r] = {static_cast<pmix_rank_t>(r), static_cast<uint16_t>(r % per_node), static_cast<uint32_t>(r / per_node)};
     PMIX_DATA_ARRAY_CREATE(arrays[r], 7, PMIX_INFO);
     auto* items = static_cast<pmix_info_t*>(arrays[r]->array);
     PMIX_INFO_LOAD(&items[0], PMIX_RANK, &pes[r].rank, PMIX_PROC_RANK);
     PMIX_INFO_LOAD(&items[1], PMIX_GLOBAL_RANK, &pes[r].rank, PMIX_PROC_RANK);
     PMIX_INFO_LOAD(&items[2], PMIX_LOCAL_RANK, &pes[r].local_rank, PMIX_UINT16);
     PMIX_INFO_LOAD(&items[3], PMIX_NODE_RANK, &pes[r].local_rank, PMIX_UINT16);
-    PMIX_INFO_LOAD(&items[4], PMIX_NODEID, &zero, PMIX_UINT32);
+    PMIX_INFO_LOAD(&items[4], PMIX_NODEID, &pes[r].node, PMIX_UINT32);
     PMIX_INFO_LOAD(&items[5], PMIX_HOSTNAME, hostname, PMIX_STRING);
     PMIX_INFO_LOAD(&items[6], PMIX_APPNUM, &zero, PMIX_UINT32);
     job.add(PMIX_PROC_DATA, arrays[r], PMIX_DATA_ARRAY);
