@@ -184,7 +184,7 @@
       for (int k = 1; k < 10; k++) p[k] = (T)(0xF0F0A5A5C3C39696ULL * (uint64_t)(2 * k + 1) + (uint64_t)l); \
       e = (T)(e & p[1]); e = (T)(e & p[2]); e = (T)(e | p[3]); e = (T)(e | p[4]);                \
       e = (T)(e ^ p[5]); e = (T)(e ^ p[6]);                                                       \
-      BITNBI_FINAL(e, p)                                                                          \
+      BITNBI_FINAL(T, e, p)                                                                          \
       CHECK(*x == e, "final " #T " word after left PE %d's bitwise sequence: expected 0x%llx got 0x%llx", \
             l, (unsigned long long)e, (unsigned long long)*x);                                    \
     }                                                                                             \
@@ -193,7 +193,7 @@
 
 #ifdef SHTEST_OSHMEM
 #define NBI_BIT(T, NAME, x, r)
-#define BITNBI_FINAL(e, p)
+#define BITNBI_FINAL(T, e, p)
 #else
 #define NBI_BIT(T, NAME, x, r)                                                                    \
   shmem_##NAME##_atomic_fetch_and_nbi(&f, x, BITPAT(T, 7), r);                                    \
@@ -211,7 +211,7 @@
   CHK(T, "shmem_" #NAME "_atomic_fetch_xor_nbi returns old", cur, f);                             \
   cur = (T)(cur ^ BITPAT(T, 9));                                                                  \
   CHK(T, "shmem_" #NAME "_atomic_fetch_xor_nbi then fetch", cur, shmem_##NAME##_atomic_fetch(x, r));
-#define BITNBI_FINAL(e, p) e = (T)(e & p[7]); e = (T)(e | p[8]); e = (T)(e ^ p[9]);
+#define BITNBI_FINAL(T, e, p) e = (T)(e & p[7]); e = (T)(e | p[8]); e = (T)(e ^ p[9]);
 #endif
 
 SHT_AMO_STD_TYPES(DEF_STD)

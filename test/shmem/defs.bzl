@@ -1,0 +1,63 @@
+"""shmem_test: one multi-PE test program, built against libhoshmem and run through oshrun."""
+
+def shmem_test(
+        name,
+        srcs,
+        nps = [1, 2, 4, 8],
+        env = {},
+        expect_fail = False,
+        expect_stderr = None,
+        expect_output = None,
+        no_survivors = False,
+        timeout_s = 120,
+        tags = []):
+    """Builds `name` (cc_binary linked with //lib:hoshmem) and one sh_test `name_np<N>` per N.
+
+    Each test runs `timeout <timeout_s> oshrun -np N --bind-to none <binary>` via run_test.sh.
+      env:           environment for the launch (dict)
+      expect_fail:   False (exit 0 expected), True (any non-zero status), or an int status
+      expect_stderr: extended regex (or list) that must match a line of stderr; "{np}" -> N
+      expect_output: same, matched against stdout + stderr
+      no_survivors:  no PE process may outlive the launcher (programs record their PIDs)
+    """
+    native.cc_binary(
+        name = name,
+        srcs = srcs + ["shtest.h", "types.h"],
+        copts = ["-std=gnu11", "-Wno-deprecated-declarations", "-Wno-type-limits"],
+        deps = ["//lib:hoshmem"],
+        linkopts = ["-pthread"],
+        testonly = True,
+    )
+    if expect_fail == True:
+        status = "nonzero"
+    elif expect_fail == False:
+        status = "0"
+    else:
+        status = str(expect_fail)
+    args = ["--timeout", str(timeout_s), "--expect-status", status]
+    for k, v in env.items():
+        args += ["--env", "%s=%s" % (k, v)]
+    for flag, res in [("--expect-stderr", expect_stderr), ("--expect-output", expect_output)]:
+        if res == None:
+            continue
+        if type(res) == "string":
+            res = [res]
+        for r in res:
+            args += [flag, r]
+    if no_survivors:
+        args.append("--no-survivors")
+
+    # Bazel kills a test at its own timeout; keep it above ours so our message wins.
+    bazel_timeout = "short" if timeout_s <= 45 else ("moderate" if timeout_s <= 240 else "long")
+    for np in nps:
+        native.sh_test(
+            name = "%s_np%d" % (name, np),
+            srcs = ["run_test.sh"],
+            args = ["--np", str(np)] + args + [
+                "$(rootpath //tools/oshrun:oshrun)",
+                "$(rootpath :%s)" % name,
+            ],
+            data = [":" + name, "//tools/oshrun:oshrun"],
+            timeout = bazel_timeout,
+            tags = tags + ["shmem"],
+        )
