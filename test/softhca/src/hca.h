@@ -43,6 +43,7 @@ class Hca {
   std::shared_mutex tables;  // lock order: tables, then a QP, then a CQ
   std::unordered_map<uint32_t, Qp*> qps;
   std::unordered_map<uint32_t, Mr*> mrs;
+  std::unordered_map<uint32_t, Cq*> cqs;  // by CQN (CQ arm doorbells name the CQ by number)
   std::atomic<uint32_t> next_key{1}, next_obj{1};
 
   // Hand a message to the fabric without ever blocking the caller.
@@ -113,5 +114,7 @@ class Hca {
 // Raw-WQE access for mlx5dv_init_obj: make writes to a QP's BlueFlame page ring the doorbell.
 void trap_bf_page(Qp* qp);
 void untrap_bf_page(Qp* qp);
+// The CQ doorbell page handed out as mlx5dv_cq.cq_uar: arm doorbells stored to it arm the CQ.
+uint8_t* cq_uar_page();
 
 }  // namespace softhca

@@ -977,6 +977,11 @@ Cq* make_cq(ibv_context* c, ibv_cq_init_attr_ex* attr) {
   }
   pthread_mutex_init(&x.mutex, nullptr);
   pthread_cond_init(&x.cond, nullptr);
+  {
+    Hca& h = Hca::get();
+    std::unique_lock<std::shared_mutex> g(h.tables);
+    h.cqs[cq->cqn] = cq;
+  }
   x.start_poll = cqx_start;
   x.next_poll = cqx_next;
   x.end_poll = cqx_end;
@@ -1229,6 +1234,10 @@ int softhca_v11_ibv_destroy_cq(ibv_cq* ibcq) {
     std::shared_lock<std::shared_mutex> g(h.tables);
     for (auto& [k, qp] : h.qps)
       if (qp->scq == cq || qp->rcq == cq) return EBUSY;  // the kernel's use count
+  }
+  {
+    std::unique_lock<std::shared_mutex> g(h.tables);
+    h.cqs.erase(cq->cqn);
   }
   if (Chan* ch = cq->chan) {
     // Events not yet read are discarded (the kernel drops them with the CQ) ...
@@ -1709,7 +1718,7 @@ int softhca_init_obj(mlx5dv_obj* obj, uint64_t type) {
     o->dbrec = reinterpret_cast<__be32*>(cq->dbrec);
     o->cqe_cnt = cq->cnt;
     o->cqe_size = 64;
-    o->cq_uar = nullptr;  // arm with ibv_req_notify_cq
+    o->cq_uar = cq_uar_page();  // arm doorbells trap like BlueFlame stores
     o->cqn = cq->cqn;
     o->comp_mask = 0;
     std::lock_guard<std::mutex> g(cq->cons);

@@ -4,6 +4,7 @@
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -553,6 +554,8 @@ TEST(Events, DestroyCqWaitsForAcksAndDropsUnreadEvents) {
   ibv_qp* b = make_rc(d, cq);
   ASSERT_EQ(connect_rc(a, b->qp_num, lid_of(d)), 0);
   ASSERT_EQ(connect_rc(b, a->qp_num, lid_of(d)), 0);
+  // non-blocking: a missing event fails the test instead of hanging it
+  ASSERT_EQ(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK), 0);
   EXPECT_EQ(ibv_destroy_cq(cq), EBUSY);
   EXPECT_EQ(ibv_destroy_comp_channel(ch), EBUSY);
   static uint64_t word;
@@ -595,6 +598,66 @@ TEST(Events, DestroyCqWaitsForAcksAndDropsUnreadEvents) {
   EXPECT_EQ(poll(&p, 1, 0), 0);  // the unread event went with its CQ
   EXPECT_EQ(ibv_destroy_comp_channel(ch), 0);
   ibv_dereg_mr(mr);
+}
+
+// Arming a CQ the way libmlx5 does it, through mlx5dv_cq: arm doorbell record, then the 64-bit
+// doorbell {sn << 28 | command | ci, cqn} stored to cq_uar + MLX5_CQ_DOORBELL.
+TEST(Events, ArmThroughCqUar) {
+  Dev d;
+  ibv_comp_channel* ch = ibv_create_comp_channel(d.ctx);
+  ibv_cq* cq = ibv_create_cq(d.ctx, 16, nullptr, ch, 0);
+  ibv_qp* a = make_rc(d, cq);
+  ibv_qp* b = make_rc(d, cq);
+  ASSERT_EQ(connect_rc(a, b->qp_num, lid_of(d)), 0);
+  ASSERT_EQ(connect_rc(b, a->qp_num, lid_of(d)), 0);
+  // non-blocking: a missing event fails the test instead of hanging it
+  ASSERT_EQ(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK), 0);
+  mlx5dv_cq dc{};
+  mlx5dv_obj o{};
+  o.cq.in = cq;
+  o.cq.out = &dc;
+  ASSERT_EQ(mlx5dv_init_obj(&o, MLX5DV_OBJ_CQ), 0);
+  ASSERT_NE(dc.cq_uar, nullptr);
+  static uint64_t word;
+  ibv_mr* mr = ibv_reg_mr(d.pd, &word, 8, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  uint32_t ci = 0;
+  for (uint32_t sn = 0; sn < 3; ++sn) {
+    uint32_t cmd = sn == 1 ? MLX5_CQ_DB_REQ_NOT_SOL : MLX5_CQ_DB_REQ_NOT;
+    uint32_t db[2] = {bswap32(sn << 28 | cmd | (ci & 0xffffff)), bswap32(dc.cqn)};
+    dc.dbrec[1] = db[0];  // the arm doorbell record
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    uint64_t v;
+    memcpy(&v, db, 8);
+    *reinterpret_cast<volatile uint64_t*>(static_cast<uint8_t*>(dc.cq_uar) + MLX5_CQ_DOORBELL) = v;
+    pollfd p{ch->fd, POLLIN, 0};
+    EXPECT_EQ(poll(&p, 1, 0), 0);  // armed, nothing yet
+    ibv_sge s{uint64_t(uintptr_t(&word)), 8, mr->lkey};
+    ibv_send_wr wr{}, *bad;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = uint64_t(uintptr_t(&word));
+    wr.wr.rdma.rkey = mr->rkey;
+    ASSERT_EQ(ibv_post_send(a, &wr, &bad), 0);
+    EXPECT_EQ(wait_wc(cq).status, IBV_WC_SUCCESS);
+    ci++;
+    if (sn == 1) {  // armed for solicited completions only: a successful send completion is not
+      EXPECT_EQ(poll(&p, 1, 20), 0);
+      continue;
+    }
+    EXPECT_EQ(poll(&p, 1, 5000), 1);
+    ibv_cq* ev;
+    void* ctx;
+    ASSERT_EQ(ibv_get_cq_event(ch, &ev, &ctx), 0);
+    EXPECT_EQ(ev, cq);
+    ibv_ack_cq_events(ev, 1);
+  }
+  ibv_destroy_qp(a);
+  ibv_destroy_qp(b);
+  ibv_dereg_mr(mr);
+  EXPECT_EQ(ibv_destroy_cq(cq), 0);
+  EXPECT_EQ(ibv_destroy_comp_channel(ch), 0);
 }
 
 // Raw SQ and CQ access: WQE written into the SQ buffer, doorbell record, BlueFlame store,
