@@ -19,7 +19,7 @@ namespace softhca {
 
 namespace {
 constexpr uint32_t kMagic = 0x53484341;  // "SHCA"
-constexpr uint32_t kVersion = 5;
+constexpr uint32_t kVersion = 6;
 
 void init_robust(pthread_mutex_t* m) {
   pthread_mutexattr_t a;
@@ -161,6 +161,7 @@ bool Fabric::attach() {
     n.token_addr = uint64_t(uintptr_t(&g_token));
     lock_robust(&n.direct);  // nothing of a previous owner stays published
     memset(shm_->mrs[slot], 0, sizeof shm_->mrs[slot]);
+    n.owner_waiting.store(0);  // a previous owner may have died waiting
     pthread_mutex_unlock(&n.direct);
     n.gen++;
     n.in_use = 1;
@@ -260,7 +261,12 @@ int Fabric::send(uint32_t node, uint32_t gen, MsgType type, const void* a, size_
   return 1;
 }
 
-void Fabric::lock_direct(uint32_t node) { lock_robust(&shm_->nodes[node].direct); }
+void Fabric::lock_direct(uint32_t node) {
+  if (node != node_) return lock_robust(&shm_->nodes[node].direct);
+  shm_->nodes[node].owner_waiting.fetch_add(1);
+  lock_robust(&shm_->nodes[node].direct);
+  shm_->nodes[node].owner_waiting.fetch_sub(1);
+}
 void Fabric::unlock_direct(uint32_t node) { pthread_mutex_unlock(&shm_->nodes[node].direct); }
 
 bool Fabric::direct_usable(uint32_t node, uint32_t gen) {

@@ -45,6 +45,11 @@ struct Node {
   // The node's own HCA atomics and MR/QP unpublishing take the same lock, so HCA atomics stay
   // atomic with respect to each other and no direct access outlives a deregistration.
   pthread_mutex_t direct;  // robust
+  // The owner's own threads waiting for `direct` (its model executing a message-path atomic,
+  // publishing state). Requesters then take the message path instead of grabbing the lock
+  // again: the mutex is not fair, and a message-path request starved behind a stream of direct
+  // ones would run into its requester's retry timeout.
+  std::atomic<uint32_t> owner_waiting;
   int32_t pid;             // as the node sees itself; verified through `token` before use
   uint64_t token, token_addr;
 };
@@ -106,6 +111,7 @@ class Fabric {
   // Direct execution into a node's memory (see Node::direct).
   void lock_direct(uint32_t node);
   void unlock_direct(uint32_t node);
+  bool owner_waiting(uint32_t node) { return shm_->nodes[node].owner_waiting.load() != 0; }
   // True when this process can write the node's memory (pid verified through its token).
   bool direct_usable(uint32_t node, uint32_t gen);
   // Copies into / out of the node's address space; false if the memory is not accessible.

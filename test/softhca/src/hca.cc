@@ -260,6 +260,7 @@ void Hca::publish_qp(Qp* qp) {
   e.accepting = (qp->kind == Kind::kRc && (st == IBV_QPS_RTR || st == IBV_QPS_RTS)) ||
                 (qp->kind == Kind::kDct && st == IBV_QPS_RTR);
   e.port_lid = port_lid(qp->ctx->dev->index, qp->attr.port_num ? qp->attr.port_num : 1);
+  e.lid = e.port_lid;  // routing follows the port the QP was bound to (port 1 at creation)
   e.access = uint32_t(qp->attr.qp_access_flags);
   e.peer_qpn = qp->attr.dest_qp_num;
   e.pdn = qp->pd->pdn;
@@ -508,8 +509,11 @@ void Hca::retire(Qp* qp) {
     }
     cq_push(qp->scq, err_cqe(qp->qpx.qp_base.qp_num, p.idx, p.opcode, uint8_t(p.syndrome), true, 0),
             true);
-    qp->attr.qp_state = IBV_QPS_ERR;
-    qp->qpx.qp_base.state = IBV_QPS_ERR;
+    // A send error stops a UD QP's send queue only (SQE: its receive side keeps working, as the
+    // IB spec requires); a connected QP enters ERR.
+    auto to = qp->kind == Kind::kUd ? IBV_QPS_SQE : IBV_QPS_ERR;
+    qp->attr.qp_state = to;
+    qp->qpx.qp_base.state = to;
     publish_qp(qp);
     flush_qp(qp);
     return;
@@ -522,7 +526,7 @@ void Hca::flush_qp(Qp* qp) {
     cq_push(qp->scq, err_cqe(qpn, p.idx, p.opcode, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, true, 0), true);
   qp->out.clear();
   if (qp->sq_buf) ring_sq(qp);  // flushes WQEs posted but not yet executed
-  if (qp->rq_buf && !qp->srq) {
+  if (qp->rq_buf && !qp->srq && qp->attr.qp_state == IBV_QPS_ERR) {
     uint32_t posted = be32(__atomic_load_n(&qp->dbrec[0], __ATOMIC_ACQUIRE)) & 0xffff;
     while ((qp->rq_hw_ci & 0xffff) != posted) {
       cq_push(qp->rcq, err_cqe(qpn, qp->rq_hw_ci, 0, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, false, 0), true);
@@ -534,7 +538,8 @@ void Hca::flush_qp(Qp* qp) {
 void Hca::ring_sq(Qp* qp) {
   if (!qp->sq_buf) return;
   auto state = qp->attr.qp_state;
-  if (state != IBV_QPS_RTS && state != IBV_QPS_ERR && state != IBV_QPS_SQD) return;
+  if (state != IBV_QPS_RTS && state != IBV_QPS_ERR && state != IBV_QPS_SQD && state != IBV_QPS_SQE)
+    return;
   uint32_t target = be32(__atomic_load_n(&qp->dbrec[1], __ATOMIC_ACQUIRE)) & 0xffff;
   while ((qp->hw_ci & 0xffff) != target) {
     mlx5_wqe_ctrl_seg ctrl;
@@ -542,7 +547,7 @@ void Hca::ring_sq(Qp* qp) {
     uint32_t ds = be32(ctrl.qpn_ds) & 0x3f;
     uint32_t bbs = (ds * 16 + 63) / 64;
     if (bbs == 0 || bbs > qp->sq_bbs) bbs = 1;
-    if (qp->attr.qp_state == IBV_QPS_ERR) {
+    if (qp->attr.qp_state == IBV_QPS_ERR || qp->attr.qp_state == IBV_QPS_SQE) {
       uint8_t op = be32(ctrl.opmod_idx_opcode) & 0xff;
       cq_push(qp->scq,
               err_cqe(qp->qpx.qp_base.qp_num, qp->hw_ci, op, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, true, 0),
@@ -798,7 +803,7 @@ bool Hca::try_direct(Qp* qp, Pending& p, uint32_t node, uint32_t gen, uint32_t d
   if (is_atomic && (raddr & (size - 1))) return false;
   for (const Pending& x : qp->out)
     if (x.syndrome < 0) return false;
-  if (!fab_.direct_usable(node, gen)) return false;
+  if (!fab_.direct_usable(node, gen) || fab_.owner_waiting(node)) return false;
   fab_.lock_direct(node);
   const QpnEntry& e = fab_.qpn_entry(dst_qpn);
   const MrSlot& mr = fab_.mr_slot(node, rkey);
@@ -1106,7 +1111,8 @@ void Hca::on_ud(const uint8_t* body, uint32_t len) {
   Qp* qp = it->second;
   std::lock_guard<std::recursive_mutex> g(qp->mu);
   if (qp->kind != Kind::kUd) return;
-  if (qp->attr.qp_state != IBV_QPS_RTR && qp->attr.qp_state != IBV_QPS_RTS) return;
+  auto st = qp->attr.qp_state;
+  if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQE) return;
   if (m.qkey != qp->attr.qkey) return;  // Q_Key violation: silently dropped
   if (m.grh) {  // a GRH addressed to another GID is not for this port
     uint8_t gid[16];

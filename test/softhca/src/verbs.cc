@@ -230,8 +230,8 @@ void put_sge(Qp* qp, uint32_t lkey, uint64_t addr, uint32_t len) {
 void put_inline(Qp* qp, const ibv_data_buf* bufs, size_t n) {
   uint32_t total = 0;
   for (size_t i = 0; i < n; ++i) total += uint32_t(bufs[i].length);
-  if (total > qp->max_inline) {
-    qp->wr_err = EINVAL;
+  if (total > qp->max_inline) {  // rdma-core's mlx5 fails such a post with ENOMEM
+    qp->wr_err = ENOMEM;
     return;
   }
   uint32_t off = qp->cur_units * 16;
@@ -1069,6 +1069,7 @@ bool transition(Kind k, ibv_qp_state from, ibv_qp_state to, Transition* t) {
       if (from == IBV_QPS_RTR && to == IBV_QPS_RTS)
         return set(IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_QKEY);
       if (from == IBV_QPS_RTS && to == IBV_QPS_RTS) return set(0, IBV_QP_CUR_STATE | IBV_QP_QKEY);
+      if (from == IBV_QPS_SQE && to == IBV_QPS_RTS) return set(0, IBV_QP_CUR_STATE | IBV_QP_QKEY);
       return false;
     case Kind::kDci:
       if (from == IBV_QPS_RESET && to == IBV_QPS_INIT)

@@ -1,122 +1,7 @@
 // softhca conformance tests: drive the model only through the public verbs and mlx5dv APIs.
-// The binary links Debian's libibverbs/libmlx5 and re-executes itself with softhca selected.
-#include <gtest/gtest.h>
-#include <infiniband/mlx5dv.h>
-#include <infiniband/verbs.h>
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <atomic>
-#include <memory>
-#include <cstring>
-#include <string>
-#include <thread>
-#include <vector>
-
-extern char** environ;
+#include "test/softhca/tests/common.h"
 
 namespace {
-
-std::string g_self;
-
-uint64_t bswap64(uint64_t v) { return __builtin_bswap64(v); }
-uint32_t bswap32(uint32_t v) { return __builtin_bswap32(v); }
-
-struct Dev {
-  ibv_context* ctx = nullptr;
-  ibv_pd* pd = nullptr;
-  Dev() {
-    int n = 0;
-    ibv_device** list = ibv_get_device_list(&n);
-    if (!list || n < 1) return;
-    ctx = ibv_open_device(list[0]);
-    ibv_free_device_list(list);
-    if (ctx) pd = ibv_alloc_pd(ctx);
-  }
-  ~Dev() {
-    if (pd) ibv_dealloc_pd(pd);
-    if (ctx) ibv_close_device(ctx);
-  }
-};
-
-ibv_qp* make_rc(Dev& d, ibv_cq* cq, bool raw = false, int access = IBV_ACCESS_REMOTE_WRITE |
-                                                                 IBV_ACCESS_REMOTE_READ |
-                                                                 IBV_ACCESS_REMOTE_ATOMIC) {
-  ibv_qp_init_attr_ex a{};
-  a.qp_type = IBV_QPT_RC;
-  a.send_cq = cq;
-  a.recv_cq = cq;
-  a.cap.max_send_wr = 64;
-  a.cap.max_recv_wr = 64;
-  a.cap.max_send_sge = 2;
-  a.cap.max_recv_sge = 2;
-  a.cap.max_inline_data = 64;
-  a.pd = d.pd;
-  a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-  a.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_READ |
-                     IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
-  mlx5dv_qp_init_attr dv{};
-  if (raw) {
-    dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS;
-    dv.send_ops_flags = MLX5DV_QP_EX_WITH_RAW_WQE;
-  }
-  ibv_qp* qp = mlx5dv_create_qp(d.ctx, &a, &dv);
-  if (!qp) return nullptr;
-  ibv_qp_attr m{};
-  m.qp_state = IBV_QPS_INIT;
-  m.port_num = 1;
-  m.qp_access_flags = access;
-  if (ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-    return nullptr;
-  return qp;
-}
-
-int connect_rc(ibv_qp* qp, uint32_t remote, uint16_t lid, int rnr_retry = 7, int timeout = 10,
-               int retry = 2) {
-  ibv_qp_attr m{};
-  m.qp_state = IBV_QPS_RTR;
-  m.path_mtu = IBV_MTU_4096;
-  m.dest_qp_num = remote;
-  m.rq_psn = 0;
-  m.max_dest_rd_atomic = 16;
-  m.min_rnr_timer = 1;
-  m.ah_attr.dlid = lid;
-  m.ah_attr.port_num = 1;
-  if (int r = ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                        IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-    return r;
-  m.qp_state = IBV_QPS_RTS;
-  m.sq_psn = 0;
-  m.timeout = uint8_t(timeout);
-  m.retry_cnt = uint8_t(retry);
-  m.rnr_retry = uint8_t(rnr_retry);
-  m.max_rd_atomic = 16;
-  return ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                                   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
-uint16_t lid_of(Dev& d) {
-  ibv_port_attr p;
-  ibv_query_port(d.ctx, 1, &p);
-  return p.lid;
-}
-
-ibv_wc wait_wc(ibv_cq* cq) {
-  ibv_wc wc{};
-  for (long i = 0; i < 20000000; ++i) {
-    int n = ibv_poll_cq(cq, 1, &wc);
-    if (n == 1) return wc;
-    if (i > 1000) usleep(50);
-  }
-  ADD_FAILURE() << "no completion";
-  wc.status = IBV_WC_GENERAL_ERR;
-  return wc;
-}
 
 // A loopback pair of RC QPs in this process (the requests still cross the fabric).
 struct Pair : ::testing::Test {
@@ -853,32 +738,6 @@ int run_peer(int mode) {
   return 0;
 }
 
-struct Child {
-  pid_t pid = -1;
-  FILE *in = nullptr, *out = nullptr;
-  explicit Child(const char* mode) {
-    int to[2], from[2];
-    if (pipe(to) || pipe(from)) return;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, to[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-    const char* argv[] = {g_self.c_str(), "--peer", mode, nullptr};
-    posix_spawn(&pid, g_self.c_str(), &fa, nullptr, const_cast<char**>(argv), environ);
-    close(to[0]);
-    close(from[1]);
-    in = fdopen(to[1], "w");
-    out = fdopen(from[0], "r");
-  }
-  int wait() {
-    fclose(in);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    fclose(out);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-  }
-};
-
 TEST(MultiProcess, AtomicsAcrossProcessesThenPeerGone) {
   for (const char* mode : {"0", "1"}) {
     Child c(mode);
@@ -936,28 +795,6 @@ TEST(MultiProcess, AtomicsAcrossProcessesThenPeerGone) {
 // at the sending HCA); this process receives. Each sender sends kUdCount datagrams carrying
 // (sender id, sequence number) to our UD QP.
 constexpr int kUdCount = 1000;
-
-ibv_qp* make_ud(Dev& d, ibv_cq* cq, int depth) {
-  ibv_qp_init_attr ia{};
-  ia.send_cq = ia.recv_cq = cq;
-  ia.cap.max_send_wr = uint32_t(depth);
-  ia.cap.max_recv_wr = uint32_t(depth);
-  ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
-  ia.cap.max_inline_data = 64;
-  ia.qp_type = IBV_QPT_UD;
-  ibv_qp* qp = ibv_create_qp(d.pd, &ia);
-  if (!qp) return nullptr;
-  ibv_qp_attr m{};
-  m.qp_state = IBV_QPS_INIT;
-  m.port_num = 1;
-  m.qkey = 0x11111111;
-  if (ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY)) return nullptr;
-  m.qp_state = IBV_QPS_RTR;
-  if (ibv_modify_qp(qp, &m, IBV_QP_STATE)) return nullptr;
-  m.qp_state = IBV_QPS_RTS;
-  if (ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_SQ_PSN)) return nullptr;
-  return qp;
-}
 
 // Child: "<qpn> <lid>" in, datagrams out, "<completed sends>" back once all are on the wire.
 int run_ud_sender(int id) {
@@ -1187,31 +1024,8 @@ TEST(Faults, UdReorderStatistics) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  g_self = "/proc/self/exe";
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n > 0) g_self.assign(buf, size_t(n));
-  if (!getenv("SOFTHCA_SELECTED")) {
-    // Select the model the way production does: LD_LIBRARY_PATH, then run again.
-    std::string dir;
-    if (const char* s = getenv("TEST_SRCDIR")) dir = std::string(s) + "/hoshmem/test/softhca/softlib";
-    else dir = g_self + ".runfiles/hoshmem/test/softhca/softlib";
-    setenv("LD_LIBRARY_PATH", dir.c_str(), 1);
-    setenv("SOFTHCA_SELECTED", "1", 1);
-    if (!getenv("SOFTHCA_FABRIC")) {
-      char tok[64];
-      snprintf(tok, sizeof tok, "verbs-test-%lx-%lx", (unsigned long)getpid(), (unsigned long)time(nullptr) ^
-               (unsigned long)uintptr_t(&tok));
-      setenv("SOFTHCA_FABRIC", tok, 1);
-    }
-    execv(g_self.c_str(), argv);
-    perror("execv");
-    return 1;
-  }
-  if (argc >= 3 && !strcmp(argv[1], "--peer")) {
-    if (!strncmp(argv[2], "ud-send-", 8)) return run_ud_sender(atoi(argv[2] + 8));
-    return run_peer(atoi(argv[2]));
-  }
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
+  return softhca_test_main(argc, argv, "verbs-test", [](const char* mode) {
+    if (!strncmp(mode, "ud-send-", 8)) return run_ud_sender(atoi(mode + 8));
+    return run_peer(atoi(mode));
+  });
 }
