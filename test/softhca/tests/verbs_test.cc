@@ -1021,6 +1021,299 @@ TEST(Faults, UdReorderStatistics) {
   EXPECT_LT(s.out_of_order, 500);
 }
 
+// ---- issue item 4: completions, inline limit, write with immediate, UD Q_Key and MTU -------
+
+// sq_sig_all=0: only IBV_SEND_SIGNALED work requests complete visibly, but an error completes
+// even unsignaled. sq_sig_all=1: every work request completes.
+TEST_F(Pair, SignaledAndUnsignaledCompletions) {
+  auto write = [&](ibv_qp* qp, uint64_t id, unsigned flags, uint32_t lkey) {
+    ibv_sge s{uint64_t(uintptr_t(src)), 8, lkey};
+    ibv_send_wr wr{}, *bad;
+    wr.wr_id = id;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = flags;
+    wr.wr.rdma.remote_addr = uint64_t(uintptr_t(dst));
+    wr.wr.rdma.rkey = mdst->rkey;
+    EXPECT_EQ(ibv_post_send(qp, &wr, &bad), 0);
+  };
+  write(a, 1, 0, msrc->lkey);
+  write(a, 2, IBV_SEND_SIGNALED, msrc->lkey);
+  write(a, 3, 0, msrc->lkey);
+  write(a, 4, IBV_SEND_SIGNALED, msrc->lkey);
+  EXPECT_EQ(wait_wc(cq).wr_id, 2u);
+  EXPECT_EQ(wait_wc(cq).wr_id, 4u);
+  ibv_wc none;
+  EXPECT_EQ(ibv_poll_cq(cq, 1, &none), 0);
+  write(a, 5, 0, 0xbad00);  // unsignaled, bad lkey: the error completes anyway
+  ibv_wc wc = wait_wc(cq);
+  EXPECT_EQ(wc.wr_id, 5u);
+  EXPECT_EQ(wc.status, IBV_WC_LOC_PROT_ERR);
+
+  ibv_cq* cq2 = ibv_create_cq(d.ctx, 16, nullptr, nullptr, 0);
+  ibv_qp* all = make_rc(d, cq2, false, IBV_ACCESS_REMOTE_WRITE, /*sig_all=*/true);
+  ibv_qp* peer = make_rc(d, cq2);
+  ASSERT_TRUE(all && peer);
+  ASSERT_EQ(connect_rc(all, peer->qp_num, lid_of(d)), 0);
+  ASSERT_EQ(connect_rc(peer, all->qp_num, lid_of(d)), 0);
+  ibv_qp_attr qa;
+  ibv_qp_init_attr ia;
+  ASSERT_EQ(ibv_query_qp(all, &qa, IBV_QP_STATE, &ia), 0);
+  EXPECT_EQ(ia.sq_sig_all, 1);
+  write(all, 6, 0, msrc->lkey);
+  write(all, 7, 0, msrc->lkey);
+  EXPECT_EQ(wait_wc(cq2).wr_id, 6u);
+  EXPECT_EQ(wait_wc(cq2).wr_id, 7u);
+  ibv_destroy_qp(all);
+  ibv_destroy_qp(peer);
+  ibv_destroy_cq(cq2);
+}
+
+// Inline data up to max_inline_data is copied into the WQE; beyond it the post fails with ENOMEM
+// (as rdma-core's mlx5 does), through ibv_post_send and through the wr_* API, and nothing runs.
+TEST_F(Pair, InlineDataLimit) {
+  ibv_qp_attr qa;
+  ibv_qp_init_attr ia;
+  ASSERT_EQ(ibv_query_qp(a, &qa, IBV_QP_CAP, &ia), 0);
+  uint32_t max = ia.cap.max_inline_data;
+  ASSERT_GE(max, 64u);
+  ASSERT_LT(max, sizeof src);
+  memset(dst, 0, sizeof dst);
+  for (uint32_t i = 0; i < sizeof src; ++i) src[i] = uint8_t(i + 1);
+  ibv_sge s{uint64_t(uintptr_t(src)), max, 0};  // inline: the lkey is not used
+  ibv_send_wr wr{}, *bad = nullptr;
+  wr.wr_id = 1;
+  wr.sg_list = &s;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+  wr.wr.rdma.remote_addr = uint64_t(uintptr_t(dst));
+  wr.wr.rdma.rkey = mdst->rkey;
+  ASSERT_EQ(ibv_post_send(a, &wr, &bad), 0);
+  ASSERT_EQ(wait_wc(cq).status, IBV_WC_SUCCESS);
+  EXPECT_EQ(memcmp(src, dst, max), 0);
+  EXPECT_EQ(dst[max], 0);
+  memset(dst, 0, sizeof dst);
+  s.length = max + 1;
+  wr.wr_id = 2;
+  EXPECT_EQ(ibv_post_send(a, &wr, &bad), ENOMEM);
+  EXPECT_EQ(bad, &wr);
+  ibv_qp_ex* x = ibv_qp_to_qp_ex(a);
+  ibv_wr_start(x);
+  x->wr_id = 3;
+  x->wr_flags = IBV_SEND_SIGNALED;
+  ibv_wr_rdma_write(x, mdst->rkey, uint64_t(uintptr_t(dst)));
+  ibv_wr_set_inline_data(x, src, max + 1);
+  EXPECT_EQ(ibv_wr_complete(x), ENOMEM);
+  usleep(10000);
+  ibv_wc none;
+  EXPECT_EQ(ibv_poll_cq(cq, 1, &none), 0);  // neither rejected request produced anything
+  EXPECT_EQ(dst[0], 0);
+  ibv_query_qp(a, &qa, IBV_QP_STATE, &ia);
+  EXPECT_EQ(qa.qp_state, IBV_QPS_RTS);  // a rejected post is no error completion
+}
+
+// RDMA write with immediate writes the data and consumes a receive WQE at the responder, which
+// completes as IBV_WC_RECV_RDMA_WITH_IMM; without a receive the requester is RNR-NAKed and
+// replays until one is posted.
+TEST_F(Pair, RdmaWriteWithImmediateConsumesReceive) {
+  auto post_recv = [&](uint64_t id) {
+    ibv_sge rs{uint64_t(uintptr_t(dst + 2048)), 16, mdst->lkey};
+    ibv_recv_wr rw{}, *rbad;
+    rw.wr_id = id;
+    rw.sg_list = &rs;
+    rw.num_sge = 1;
+    ASSERT_EQ(ibv_post_recv(b, &rw, &rbad), 0);
+  };
+  auto write_imm = [&](uint64_t id, uint32_t imm, uint32_t len) {
+    ibv_sge s{uint64_t(uintptr_t(src)), len, msrc->lkey};
+    ibv_send_wr wr{}, *bad;
+    wr.wr_id = id;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.imm_data = htonl(imm);
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = uint64_t(uintptr_t(dst));
+    wr.wr.rdma.rkey = mdst->rkey;
+    ASSERT_EQ(ibv_post_send(a, &wr, &bad), 0);
+  };
+  for (int i = 0; i < 100; ++i) src[i] = uint8_t(0xa0 + i);
+  memset(dst, 0, sizeof dst);
+  memset(dst + 2048, 0x77, 16);
+  post_recv(55);
+  write_imm(9, 0xc0ffee, 100);
+  bool got_req = false, got_resp = false;
+  for (int i = 0; i < 2; ++i) {
+    ibv_wc wc = wait_wc(cq);
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+    if (wc.qp_num == b->qp_num) {
+      EXPECT_EQ(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+      EXPECT_EQ(wc.wr_id, 55u);
+      EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
+      EXPECT_EQ(ntohl(wc.imm_data), 0xc0ffeeu);
+      EXPECT_EQ(wc.byte_len, 100u);
+      got_resp = true;
+    } else {
+      EXPECT_EQ(wc.opcode, IBV_WC_RDMA_WRITE);
+      EXPECT_EQ(wc.wr_id, 9u);
+      got_req = true;
+    }
+  }
+  EXPECT_TRUE(got_req && got_resp);
+  EXPECT_EQ(memcmp(src, dst, 100), 0);
+  EXPECT_EQ(dst[2048], 0x77);  // the receive buffer is not written: the data went to raddr
+  // No receive posted: nothing completes until one is.
+  write_imm(10, 1, 8);
+  usleep(20000);
+  ibv_wc none;
+  EXPECT_EQ(ibv_poll_cq(cq, 1, &none), 0);
+  post_recv(56);
+  for (int i = 0; i < 2; ++i) {
+    ibv_wc wc = wait_wc(cq);
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+    EXPECT_EQ(wc.wr_id, wc.qp_num == b->qp_num ? 56u : 10u);
+  }
+}
+
+// UD with a posted receive: returns the receiving QP, its buffer (8 KiB + GRH) and MR.
+struct UdPair : ::testing::Test {
+  Dev d;
+  ibv_cq* cq = nullptr;
+  ibv_qp *tx = nullptr, *rx = nullptr;
+  static constexpr size_t kBuf = 8192 + 40;
+  std::vector<uint8_t> sbuf = std::vector<uint8_t>(8192), rbuf = std::vector<uint8_t>(2 * kBuf);
+  ibv_mr *ms = nullptr, *mr = nullptr;
+  ibv_ah* ah = nullptr;
+  void SetUp() override {
+    ASSERT_NE(d.ctx, nullptr);
+    cq = ibv_create_cq(d.ctx, 64, nullptr, nullptr, 0);
+    tx = make_ud(d, cq, 16);
+    rx = make_ud(d, cq, 16);
+    ASSERT_TRUE(tx && rx);
+    ms = ibv_reg_mr(d.pd, sbuf.data(), sbuf.size(), IBV_ACCESS_LOCAL_WRITE);
+    mr = ibv_reg_mr(d.pd, rbuf.data(), rbuf.size(), IBV_ACCESS_LOCAL_WRITE);
+    ASSERT_TRUE(ms && mr);
+    ibv_ah_attr aa{};
+    aa.dlid = lid_of(d);
+    aa.port_num = 1;
+    ah = ibv_create_ah(d.pd, &aa);
+    ASSERT_NE(ah, nullptr);
+  }
+  void TearDown() override {
+    if (ah) ibv_destroy_ah(ah);
+    if (tx) ibv_destroy_qp(tx);
+    if (rx) ibv_destroy_qp(rx);
+    if (ms) ibv_dereg_mr(ms);
+    if (mr) ibv_dereg_mr(mr);
+    if (cq) ibv_destroy_cq(cq);
+  }
+  void recv(ibv_qp* qp, int slot) {
+    ibv_sge s{uint64_t(uintptr_t(rbuf.data() + slot * kBuf)), uint32_t(kBuf), mr->lkey};
+    ibv_recv_wr w{}, *bad;
+    w.wr_id = uint64_t(100 + slot);
+    w.sg_list = &s;
+    w.num_sge = 1;
+    ASSERT_EQ(ibv_post_recv(qp, &w, &bad), 0);
+  }
+  int send(ibv_qp* from, ibv_qp* to, uint32_t len, uint32_t qkey, uint64_t id) {
+    ibv_sge s{uint64_t(uintptr_t(sbuf.data())), len, ms->lkey};
+    ibv_send_wr w{}, *bad;
+    w.wr_id = id;
+    w.opcode = IBV_WR_SEND;
+    w.send_flags = IBV_SEND_SIGNALED;
+    w.sg_list = &s;
+    w.num_sge = 1;
+    w.wr.ud.ah = ah;
+    w.wr.ud.remote_qpn = to->qp_num;
+    w.wr.ud.remote_qkey = qkey;
+    return ibv_post_send(from, &w, &bad);
+  }
+  ibv_qp_state state(ibv_qp* qp) {
+    ibv_qp_attr qa;
+    ibv_qp_init_attr ia;
+    ibv_query_qp(qp, &qa, IBV_QP_STATE, &ia);
+    return qa.qp_state;
+  }
+};
+
+// A datagram whose Q_Key is not the receiving QP's is dropped silently (the sender still completes
+// successfully); a "controlled" Q_Key (high bit set) sends with the sending QP's own Q_Key.
+TEST_F(UdPair, QkeyMismatchDropsDatagram) {
+  recv(rx, 0);
+  sbuf[0] = 1;
+  ASSERT_EQ(send(tx, rx, 4, 0x22222222, 1), 0);
+  ibv_wc wc = wait_wc(cq);
+  EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(wc.wr_id, 1u);
+  usleep(20000);
+  ibv_wc none;
+  EXPECT_EQ(ibv_poll_cq(cq, 1, &none), 0);  // the receive is still posted, unused
+  sbuf[0] = 2;
+  ASSERT_EQ(send(tx, rx, 4, 0x80000000u, 2), 0);  // controlled: tx's own Q_Key, which matches
+  int seen = 0;
+  for (int i = 0; i < 2; ++i) {
+    wc = wait_wc(cq);
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+    if (wc.opcode == IBV_WC_RECV) {
+      EXPECT_EQ(wc.wr_id, 100u);
+      EXPECT_EQ(wc.src_qp, tx->qp_num);
+      EXPECT_EQ(rbuf[40], 2);  // the second datagram, not the dropped first one
+      seen++;
+    }
+  }
+  EXPECT_EQ(seen, 1);
+}
+
+// The port MTU bounds a UD message: a datagram of exactly the MTU arrives; one byte more completes
+// with IBV_WC_LOC_LEN_ERR, moves the QP to SQE (its receive side keeps working), work posted
+// meanwhile is flushed, and SQE -> RTS resumes sending.
+TEST_F(UdPair, MtuLimit) {
+  ibv_port_attr pa;
+  ASSERT_EQ(ibv_query_port(d.ctx, 1, &pa), 0);
+  uint32_t mtu = 128u << pa.active_mtu;
+  ASSERT_EQ(mtu, 4096u);
+  for (uint32_t i = 0; i < mtu; ++i) sbuf[i] = uint8_t(i * 13);
+  recv(rx, 0);
+  ASSERT_EQ(send(tx, rx, mtu, 0x11111111, 1), 0);
+  for (int i = 0; i < 2; ++i) {
+    ibv_wc wc = wait_wc(cq);
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+    if (wc.opcode == IBV_WC_RECV) EXPECT_EQ(wc.byte_len, mtu + 40);
+  }
+  EXPECT_EQ(memcmp(rbuf.data() + 40, sbuf.data(), mtu), 0);
+  recv(tx, 1);  // the sender's own receive queue must survive its send error
+  ASSERT_EQ(send(tx, rx, mtu + 1, 0x11111111, 2), 0);
+  ibv_wc wc = wait_wc(cq);
+  EXPECT_EQ(wc.wr_id, 2u);
+  EXPECT_EQ(wc.status, IBV_WC_LOC_LEN_ERR);
+  EXPECT_EQ(state(tx), IBV_QPS_SQE);
+  ASSERT_EQ(send(tx, rx, 8, 0x11111111, 3), 0);
+  wc = wait_wc(cq);
+  EXPECT_EQ(wc.wr_id, 3u);
+  EXPECT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
+  sbuf[0] = 0x42;
+  ASSERT_EQ(send(rx, tx, 8, 0x11111111, 4), 0);  // still received by the QP in SQE
+  for (int i = 0; i < 2; ++i) {
+    wc = wait_wc(cq);
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+    if (wc.opcode == IBV_WC_RECV) {
+      EXPECT_EQ(wc.qp_num, tx->qp_num);
+      EXPECT_EQ(wc.wr_id, 101u);
+      EXPECT_EQ(rbuf[kBuf + 40], 0x42);
+    }
+  }
+  ibv_qp_attr m{};
+  m.qp_state = IBV_QPS_RTS;
+  ASSERT_EQ(ibv_modify_qp(tx, &m, IBV_QP_STATE), 0);
+  recv(rx, 0);
+  ASSERT_EQ(send(tx, rx, 8, 0x11111111, 5), 0);
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(wait_wc(cq).status, IBV_WC_SUCCESS);
+  ibv_wc none;
+  EXPECT_EQ(ibv_poll_cq(cq, 1, &none), 0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
