@@ -13,4 +13,16 @@ for lib in libibverbs.so.1 libmlx5.so.1; do
     echo "ok: $lib: $(syms "$dir/$lib" | wc -l) versioned symbols match"
   fi
 done
+# Other rdma-core (and rdma-core based) libraries programs load next to libibverbs resolve every
+# symbol they need against the model when it is selected.
+for lib in librdmacm.so.1 libmlx4.so.1 libefa.so.1 libmana.so.1 ucx/libuct_ib.so.0 libfabric.so.1; do
+  path="/usr/lib/x86_64-linux-gnu/$lib"
+  [[ -e "$path" ]] || { echo "skip: $lib not installed"; continue; }
+  out=$(LD_LIBRARY_PATH="$dir" ldd -r "$path" 2>&1)
+  if grep -q "undefined symbol" <<<"$out" || ! grep -q "libibverbs.so.1 => $dir/" <<<"$out"; then
+    echo "FAIL: $lib does not load against the model"; grep -E "undefined|libibverbs" <<<"$out"; fail=1
+  else
+    echo "ok: $lib loads against the model"
+  fi
+done
 exit $fail
