@@ -36,14 +36,15 @@ def shmem_test(
         status = str(expect_fail)
     args = ["--timeout", str(timeout_s), "--expect-status", status]
     for k, v in env.items():
-        args += ["--env", "%s=%s" % (k, v)]
+        args += ["--env", "'%s=%s'" % (k, v)]
     for flag, res in [("--expect-stderr", expect_stderr), ("--expect-output", expect_output)]:
         if res == None:
             continue
         if type(res) == "string":
             res = [res]
         for r in res:
-            args += [flag, r]
+            # args undergo Make-variable expansion and shell tokenization
+            args += [flag, "'" + r.replace("$", "$$") + "'"]
     if no_survivors:
         args.append("--no-survivors")
 

@@ -48,7 +48,10 @@ end=$(date +%s.%N)
 elapsed=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
 
 problems=()
-if [[ $status -eq 124 || $status -eq 137 ]]; then
+# timeout(1) gives 124, or 137 when it had to KILL; a PE killed by SIGKILL also gives 137, so
+# only a launch that lasted the whole timeout counts as timed out.
+timed_out=$(awk -v e="$elapsed" -v t="$timeout_s" 'BEGIN { print (e >= t) ? 1 : 0 }')
+if [[ $status -eq 124 || ($status -eq 137 && $timed_out -eq 1) ]]; then
   problems+=("timed out after ${timeout_s}s (status $status)")
 elif [[ $expect_status == nonzero ]]; then
   [[ $status -ne 0 ]] || problems+=("exit status 0, expected non-zero")

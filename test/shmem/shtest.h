@@ -138,6 +138,19 @@ static inline size_t shtest_verify(const unsigned char *p, size_t n, uint64_t se
   return n;
 }
 
+/* For the failure tests: the runner checks that no recorded PE outlives the launcher. */
+static inline void shtest_record_pid(void) {
+  const char *dir = getenv("SHTEST_PIDDIR");
+  if (!dir) return;
+  char path[512];
+  snprintf(path, sizeof path, "%s/%d", dir, shtest_me);
+  FILE *f = fopen(path, "w");
+  if (f) {
+    fprintf(f, "%d\n", (int)getpid());
+    fclose(f);
+  }
+}
+
 static inline void shtest_sleep_ms(long ms) { usleep((useconds_t)(ms * 1000)); }
 
 #endif
