@@ -1314,6 +1314,244 @@ TEST_F(UdPair, MtuLimit) {
   EXPECT_EQ(ibv_poll_cq(cq, 1, &none), 0);
 }
 
+// Every ibv_qp_ex operation in one batch: send, send with immediate, RDMA write with immediate,
+// RDMA read, compare-swap and fetch-add; the responder consumes a receive for the first three.
+TEST_F(Pair, QpExEveryOperation) {
+  for (uint64_t id = 100; id < 103; ++id) {
+    ibv_sge rs{uint64_t(uintptr_t(dst + 1024 + (id - 100) * 64)), 64, mdst->lkey};
+    ibv_recv_wr rw{}, *rbad;
+    rw.wr_id = id;
+    rw.sg_list = &rs;
+    rw.num_sge = 1;
+    ASSERT_EQ(ibv_post_recv(b, &rw, &rbad), 0);
+  }
+  memset(dst, 0, sizeof dst);
+  memset(src, 0, sizeof src);
+  strcpy(reinterpret_cast<char*>(src), "send");
+  strcpy(reinterpret_cast<char*>(src + 16), "send-imm");
+  strcpy(reinterpret_cast<char*>(src + 32), "write-imm");
+  strcpy(reinterpret_cast<char*>(dst + 512), "read me");
+  uint64_t* word = reinterpret_cast<uint64_t*>(dst + 256);
+  *word = 40;
+  ibv_qp_ex* x = ibv_qp_to_qp_ex(a);
+  ibv_wr_start(x);
+  x->wr_flags = IBV_SEND_SIGNALED;
+  x->wr_id = 1;
+  ibv_wr_send(x);
+  ibv_wr_set_sge(x, msrc->lkey, uint64_t(uintptr_t(src)), 5);
+  x->wr_id = 2;
+  ibv_wr_send_imm(x, htonl(0x51));
+  ibv_wr_set_sge(x, msrc->lkey, uint64_t(uintptr_t(src + 16)), 9);
+  x->wr_id = 3;
+  ibv_wr_rdma_write_imm(x, mdst->rkey, uint64_t(uintptr_t(dst + 128)), htonl(0x52));
+  ibv_wr_set_sge(x, msrc->lkey, uint64_t(uintptr_t(src + 32)), 10);
+  x->wr_id = 4;
+  ibv_wr_rdma_read(x, mdst->rkey, uint64_t(uintptr_t(dst + 512)));
+  ibv_wr_set_sge(x, msrc->lkey, uint64_t(uintptr_t(src + 512)), 8);
+  x->wr_id = 5;
+  ibv_wr_atomic_cmp_swp(x, mdst->rkey, uint64_t(uintptr_t(word)), 40, 77);
+  ibv_wr_set_sge(x, msrc->lkey, uint64_t(uintptr_t(src + 1024)), 8);
+  x->wr_id = 6;
+  ibv_wr_atomic_fetch_add(x, mdst->rkey, uint64_t(uintptr_t(word)), 3);
+  ibv_wr_set_sge(x, msrc->lkey, uint64_t(uintptr_t(src + 1032)), 8);
+  ASSERT_EQ(ibv_wr_complete(x), 0);
+  std::vector<uint64_t> req;
+  std::vector<ibv_wc> resp;
+  while (req.size() + resp.size() < 9) {
+    ibv_wc wc = wait_wc(cq);
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << "wr_id " << wc.wr_id;
+    if (wc.qp_num == a->qp_num) req.push_back(wc.wr_id);
+    else resp.push_back(wc);
+  }
+  EXPECT_EQ(req, (std::vector<uint64_t>{1, 2, 3, 4, 5, 6}));  // in posting order
+  ASSERT_EQ(resp.size(), 3u);
+  EXPECT_EQ(resp[0].opcode, IBV_WC_RECV);
+  EXPECT_EQ(resp[0].byte_len, 5u);
+  EXPECT_FALSE(resp[0].wc_flags & IBV_WC_WITH_IMM);
+  EXPECT_EQ(resp[1].opcode, IBV_WC_RECV);
+  EXPECT_EQ(ntohl(resp[1].imm_data), 0x51u);
+  EXPECT_TRUE(resp[1].wc_flags & IBV_WC_WITH_IMM);
+  EXPECT_EQ(resp[2].opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+  EXPECT_EQ(ntohl(resp[2].imm_data), 0x52u);
+  EXPECT_EQ(resp[2].wr_id, 102u);
+  EXPECT_STREQ(reinterpret_cast<char*>(dst + 1024), "send");
+  EXPECT_STREQ(reinterpret_cast<char*>(dst + 1088), "send-imm");
+  EXPECT_STREQ(reinterpret_cast<char*>(dst + 128), "write-imm");
+  EXPECT_STREQ(reinterpret_cast<char*>(src + 512), "read me");
+  uint64_t cs_old, fa_old;
+  memcpy(&cs_old, src + 1024, 8);
+  memcpy(&fa_old, src + 1032, 8);
+  EXPECT_EQ(cs_old, 40u);
+  EXPECT_EQ(fa_old, 77u);
+  EXPECT_EQ(*word, 80u);
+}
+
+// ibv_create_cq_ex and the ibv_start_poll / ibv_next_poll / ibv_end_poll iterator with read_*.
+TEST(CqEx, StartNextEndPoll) {
+  Dev d;
+  ibv_cq_init_attr_ex ca{};
+  ca.cqe = 32;
+  ca.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |
+                IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID;
+  ibv_cq_ex* cqx = ibv_create_cq_ex(d.ctx, &ca);
+  ASSERT_NE(cqx, nullptr);
+  ibv_cq* cq = ibv_cq_ex_to_cq(cqx);
+  ibv_qp* a = make_rc(d, cq);
+  ibv_qp* b = make_rc(d, cq);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(connect_rc(a, b->qp_num, lid_of(d)), 0);
+  ASSERT_EQ(connect_rc(b, a->qp_num, lid_of(d)), 0);
+  ibv_poll_cq_attr pa{};
+  EXPECT_EQ(ibv_start_poll(cqx, &pa), ENOENT);  // empty: no ibv_end_poll
+  static char buf[64] = "payload";
+  ibv_mr* mr = ibv_reg_mr(d.pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE);
+  ibv_sge rs{uint64_t(uintptr_t(buf + 32)), 32, mr->lkey};
+  ibv_recv_wr rw{}, *rbad;
+  rw.wr_id = 21;
+  rw.sg_list = &rs;
+  rw.num_sge = 1;
+  ASSERT_EQ(ibv_post_recv(b, &rw, &rbad), 0);
+  ibv_sge s{uint64_t(uintptr_t(buf)), 8, mr->lkey};
+  ibv_send_wr wr{}, *bad;
+  wr.wr_id = 20;
+  wr.sg_list = &s;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND_WITH_IMM;
+  wr.imm_data = htonl(0xabcd);
+  wr.send_flags = IBV_SEND_SIGNALED;
+  ASSERT_EQ(ibv_post_send(a, &wr, &bad), 0);
+  int rc = ENOENT;
+  for (int i = 0; i < 200000 && rc == ENOENT; ++i) {
+    rc = ibv_start_poll(cqx, &pa);
+    if (rc == ENOENT) usleep(i > 100 ? 50 : 0);
+  }
+  ASSERT_EQ(rc, 0);
+  int seen = 0;
+  do {
+    ASSERT_EQ(cqx->status, IBV_WC_SUCCESS);
+    if (cqx->wr_id == 20) {
+      EXPECT_EQ(ibv_wc_read_opcode(cqx), IBV_WC_SEND);
+      EXPECT_EQ(ibv_wc_read_qp_num(cqx), a->qp_num);
+      seen |= 1;
+    } else {
+      EXPECT_EQ(cqx->wr_id, 21u);
+      EXPECT_EQ(ibv_wc_read_opcode(cqx), IBV_WC_RECV);
+      EXPECT_EQ(ibv_wc_read_byte_len(cqx), 8u);
+      EXPECT_TRUE(ibv_wc_read_wc_flags(cqx) & IBV_WC_WITH_IMM);
+      EXPECT_EQ(ntohl(ibv_wc_read_imm_data(cqx)), 0xabcdu);
+      EXPECT_EQ(ibv_wc_read_qp_num(cqx), b->qp_num);
+      EXPECT_EQ(ibv_wc_read_src_qp(cqx), a->qp_num);
+      EXPECT_EQ(ibv_wc_read_slid(cqx), lid_of(d));
+      seen |= 2;
+    }
+    rc = ibv_next_poll(cqx);
+    for (int i = 0; i < 200000 && rc == ENOENT && seen != 3; ++i) {
+      usleep(50);
+      rc = ibv_next_poll(cqx);
+    }
+  } while (rc == 0);
+  ibv_end_poll(cqx);
+  EXPECT_EQ(seen, 3);
+  EXPECT_STREQ(buf + 32, "payload");
+  ibv_destroy_qp(a);
+  ibv_destroy_qp(b);
+  ibv_dereg_mr(mr);
+  EXPECT_EQ(ibv_destroy_cq(cq), 0);
+}
+
+// Two RC QPs share one SRQ: sends to either consume its receives in posting order; a receive
+// too small for the message completes with IBV_WC_LOC_LEN_ERR at the responder and the requester
+// sees IBV_WC_REM_INV_REQ_ERR.
+TEST(Srq, SharedByTwoQpsAndTooSmallReceive) {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 64, nullptr, nullptr, 0);
+  ibv_srq_init_attr sa{};
+  sa.attr.max_wr = 8;
+  sa.attr.max_sge = 1;
+  ibv_srq* srq = ibv_create_srq(d.pd, &sa);
+  ASSERT_NE(srq, nullptr);
+  ibv_qp *req[2], *resp[2];
+  for (int i = 0; i < 2; ++i) {
+    req[i] = make_rc(d, cq);
+    ibv_qp_init_attr ia{};
+    ia.send_cq = ia.recv_cq = cq;
+    ia.srq = srq;
+    ia.cap.max_send_wr = 4;
+    ia.cap.max_send_sge = 1;
+    ia.qp_type = IBV_QPT_RC;
+    resp[i] = ibv_create_qp(d.pd, &ia);
+    ASSERT_TRUE(req[i] && resp[i]);
+    ibv_qp_attr m{};
+    m.qp_state = IBV_QPS_INIT;
+    m.port_num = 1;
+    ASSERT_EQ(ibv_modify_qp(resp[i], &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                             IBV_QP_ACCESS_FLAGS), 0);
+    ASSERT_EQ(connect_rc(req[i], resp[i]->qp_num, lid_of(d), 1), 0);
+    ASSERT_EQ(connect_rc(resp[i], req[i]->qp_num, lid_of(d)), 0);
+  }
+  static char rbuf[4][32], sbuf[32] = "to the srq";
+  ibv_mr* mr = ibv_reg_mr(d.pd, rbuf, sizeof rbuf, IBV_ACCESS_LOCAL_WRITE);
+  ibv_mr* ms = ibv_reg_mr(d.pd, sbuf, sizeof sbuf, IBV_ACCESS_LOCAL_WRITE);
+  auto post_srq = [&](int slot, uint32_t len) {
+    ibv_sge s{uint64_t(uintptr_t(rbuf[slot])), len, mr->lkey};
+    ibv_recv_wr w{}, *bad;
+    w.wr_id = uint64_t(slot);
+    w.sg_list = &s;
+    w.num_sge = 1;
+    ASSERT_EQ(ibv_post_srq_recv(srq, &w, &bad), 0);
+  };
+  auto send = [&](ibv_qp* qp, uint64_t id) {
+    ibv_sge s{uint64_t(uintptr_t(sbuf)), 11, ms->lkey};
+    ibv_send_wr w{}, *bad;
+    w.wr_id = id;
+    w.sg_list = &s;
+    w.num_sge = 1;
+    w.opcode = IBV_WR_SEND;
+    w.send_flags = IBV_SEND_SIGNALED;
+    ASSERT_EQ(ibv_post_send(qp, &w, &bad), 0);
+  };
+  post_srq(0, 32);
+  post_srq(1, 32);
+  send(req[1], 11);
+  send(req[0], 10);
+  int got = 0;
+  while (got < 4) {
+    ibv_wc wc = wait_wc(cq);
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+    if (wc.opcode == IBV_WC_RECV) {
+      EXPECT_EQ(wc.byte_len, 11u);
+      EXPECT_EQ(wc.qp_num, resp[wc.wr_id == 0 ? 1 : 0]->qp_num);  // first come, first served
+    }
+    got++;
+  }
+  EXPECT_STREQ(rbuf[0], "to the srq");
+  EXPECT_STREQ(rbuf[1], "to the srq");
+  post_srq(2, 8);  // too small for 11 bytes
+  send(req[0], 12);
+  bool resp_err = false, req_err = false;
+  for (int i = 0; i < 2; ++i) {
+    ibv_wc wc = wait_wc(cq);
+    if (wc.qp_num == resp[0]->qp_num) {
+      EXPECT_EQ(wc.status, IBV_WC_LOC_LEN_ERR);
+      EXPECT_EQ(wc.wr_id, 2u);
+      resp_err = true;
+    } else {
+      EXPECT_EQ(wc.status, IBV_WC_REM_INV_REQ_ERR);
+      EXPECT_EQ(wc.wr_id, 12u);
+      req_err = true;
+    }
+  }
+  EXPECT_TRUE(resp_err && req_err);
+  for (int i = 0; i < 2; ++i) {
+    ibv_destroy_qp(req[i]);
+    ibv_destroy_qp(resp[i]);
+  }
+  ibv_dereg_mr(mr);
+  ibv_dereg_mr(ms);
+  EXPECT_EQ(ibv_destroy_srq(srq), 0);
+  ibv_destroy_cq(cq);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
