@@ -169,6 +169,75 @@ void cpu_vs_hca(const char* direct) {
 TEST(Atomicity, HcaAndCpuAtomicsLoseUpdatesDirect) { cpu_vs_hca("SOFTHCA_DIRECT=1"); }
 TEST(Atomicity, HcaAndCpuAtomicsLoseUpdatesMessagePath) { cpu_vs_hca("SOFTHCA_DIRECT=0"); }
 
+// Child "endian": a loopback 8-byte fetch-add and 4-byte masked fetch-add; prints the bytes the
+// HCA returned and the endianness mode QUERY_HCA_CAP reports.
+int run_endian_child() {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 16, nullptr, nullptr, 0);
+  ibv_qp* a = make_rc(d, cq, true);
+  ibv_qp* b = make_rc(d, cq);
+  if (!a || !b || connect_rc(a, b->qp_num, lid_of(d)) || connect_rc(b, a->qp_num, lid_of(d))) return 2;
+  alignas(8) static uint64_t target = 0x0102030405060708ull, result[2];
+  ibv_mr* mt = ibv_reg_mr(d.pd, &target, 8, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+  ibv_mr* mr = ibv_reg_mr(d.pd, result, sizeof result, IBV_ACCESS_LOCAL_WRITE);
+  ibv_qp_ex* x = ibv_qp_to_qp_ex(a);
+  ibv_wr_start(x);
+  x->wr_flags = IBV_SEND_SIGNALED;
+  ibv_wr_atomic_fetch_add(x, mt->rkey, uint64_t(uintptr_t(&target)), 1);
+  ibv_wr_set_sge(x, mr->lkey, uint64_t(uintptr_t(&result[0])), 8);
+  if (ibv_wr_complete(x) || wait_wc(cq).status != IBV_WC_SUCCESS) return 3;
+  // 4-byte masked fetch-add (add 1, no field boundary) on the low half of the word.
+  alignas(64) uint8_t w[64] = {};
+  auto* c = reinterpret_cast<mlx5_wqe_ctrl_seg*>(w);
+  c->opmod_idx_opcode = bswap32(0x08u << 24 | MLX5_OPCODE_ATOMIC_MASKED_FA);
+  c->qpn_ds = bswap32(4);
+  auto* r = reinterpret_cast<mlx5_wqe_raddr_seg*>(w + 16);
+  r->raddr = bswap64(uint64_t(uintptr_t(&target)));
+  r->rkey = bswap32(mt->rkey);
+  uint32_t add = bswap32(1);
+  memcpy(w + 32, &add, 4);
+  auto* ds = reinterpret_cast<mlx5_wqe_data_seg*>(w + 48);
+  ds->byte_count = bswap32(4);
+  ds->lkey = bswap32(mr->lkey);
+  ds->addr = bswap64(uint64_t(uintptr_t(&result[1])));
+  ibv_wr_start(x);
+  x->wr_flags = IBV_SEND_SIGNALED;
+  mlx5dv_wr_raw_wqe(mlx5dv_qp_ex_from_ibv_qp_ex(x), w);
+  if (ibv_wr_complete(x) || wait_wc(cq).status != IBV_WC_SUCCESS) return 4;
+  uint32_t in[4] = {bswap32(0x100u << 16), bswap32((3u << 1) | 1), 0, 0};
+  uint8_t out[0x10 + 0x100];
+  if (mlx5dv_devx_general_cmd(d.ctx, in, sizeof in, out, sizeof out)) return 5;
+  uint32_t dw;
+  memcpy(&dw, out + 0x10 + 0x40 / 32 * 4, 4);
+  printf("%016llx %08x %016llx %u\n", (unsigned long long)result[0], unsigned(result[1]),
+         (unsigned long long)target, (bswap32(dw) >> (32 - 0x40 % 32 - 2)) & 3);
+  fflush(stdout);
+  return 0;
+}
+
+// SOFTHCA_ATOMIC_ENDIAN: the original value an atomic returns is in host order (default, mode 1
+// in QUERY_HCA_CAP) or big-endian, as hardware without that mode returns it (mode 0); the
+// target word itself is always updated in host order.
+TEST(Atomicity, ReplyEndiannessMode) {
+  for (const char* mode : {"host", "big"}) {
+    Child c("endian", {std::string("SOFTHCA_ATOMIC_ENDIAN=") + mode});
+    unsigned long long r8, word;
+    unsigned r4, cap;
+    ASSERT_EQ(fscanf(c.out, "%llx %x %llx %u", &r8, &r4, &word, &cap), 4) << mode;
+    EXPECT_EQ(c.wait(), 0);
+    EXPECT_EQ(word, 0x010203040506070aull);  // +1, then +1 on the low 32 bits
+    if (!strcmp(mode, "host")) {
+      EXPECT_EQ(r8, 0x0102030405060708ull);
+      EXPECT_EQ(r4, 0x05060709u);
+      EXPECT_EQ(cap, 1u);
+    } else {
+      EXPECT_EQ(r8, 0x0807060504030201ull);
+      EXPECT_EQ(r4, 0x09070605u);
+      EXPECT_EQ(cap, 0u);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -177,6 +246,7 @@ int main(int argc, char** argv) {
   setenv("SOFTHCA_ATOMIC_WINDOW_US", "200", 0);
   return softhca_test_main(argc, argv, "atomicity-test", [](const char* mode) {
     if (!strcmp(mode, "faa")) return run_faa_child();
+    if (!strcmp(mode, "endian")) return run_endian_child();
     return 64;
   });
 }
