@@ -39,7 +39,8 @@ void pshmem_set_lock(long *lock) {
   __atomic_store_n(mine, kWaiting, __ATOMIC_SEQ_CST);
   uint32_t prev = __atomic_exchange_n(w.tail(), rt.me + 1, __ATOMIC_SEQ_CST);
   if (prev == 0) {
-    __atomic_store_n(mine, 0, __ATOMIC_RELEASE);
+    // Only drop WAITING: a successor may already have linked itself into our node.
+    __atomic_fetch_and(mine, ~kWaiting, __ATOMIC_SEQ_CST);
     return;
   }
   // Queue behind the previous tail and wait until it hands the lock over.

@@ -63,32 +63,25 @@ const char *raw(const Variable &v, const char **source) {
   fatal("shmem_init", "invalid %s='%s': expected %s", source, text, v.accepted);
 }
 
+// The value of a variable through `parse` (text -> optional value); fatal when it fails.
+template <class Parse>
+auto parsed_var(const char *name, Parse parse) {
+  const Variable &v = variable(name);
+  const char *source;
+  const char *text = raw(v, &source);
+  auto value = parse(text);
+  if (!value) reject(v, source ? source : name, text);
+  return *value;
+}
+
 uint64_t size_var(const char *name) {
-  const Variable &v = variable(name);
-  const char *source;
-  const char *text = raw(v, &source);
-  auto value = parse_size(text);
-  if (!value || *value > (uint64_t{1} << 44)) reject(v, source ? source : name, text);
-  return *value;
+  return parsed_var(name, [](const char *text) {
+    auto bytes = parse_size(text);
+    return bytes && *bytes <= (uint64_t{1} << 44) ? bytes : std::nullopt;  // 16 TiB at most
+  });
 }
-
-bool bool_var(const char *name) {
-  const Variable &v = variable(name);
-  const char *source;
-  const char *text = raw(v, &source);
-  auto value = parse_bool(text);
-  if (!value) reject(v, source ? source : name, text);
-  return *value;
-}
-
-uint64_t uint_var(const char *name) {
-  const Variable &v = variable(name);
-  const char *source;
-  const char *text = raw(v, &source);
-  auto value = parse_uint(text);
-  if (!value) reject(v, source ? source : name, text);
-  return *value;
-}
+bool bool_var(const char *name) { return parsed_var(name, parse_bool); }
+uint64_t uint_var(const char *name) { return parsed_var(name, parse_uint); }
 
 std::string choice_var(const char *name, std::initializer_list<const char *> choices) {
   const Variable &v = variable(name);
