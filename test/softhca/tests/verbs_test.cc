@@ -1552,6 +1552,81 @@ TEST(Srq, SharedByTwoQpsAndTooSmallReceive) {
   ibv_destroy_cq(cq);
 }
 
+// A UD send written by the program as a raw WQE: control segment, datagram segment (the address
+// vector mlx5dv_init_obj hands out for the AH, with remote QPN and Q_Key) and an inline data
+// segment; the model parses it as the hardware does and the datagram arrives.
+TEST_F(UdPair, RawWqeWithDatagramAndInlineSegments) {
+  ibv_qp_init_attr_ex ia{};
+  ia.qp_type = IBV_QPT_UD;
+  ia.send_cq = ia.recv_cq = cq;
+  ia.cap.max_send_wr = ia.cap.max_recv_wr = 8;
+  ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+  ia.cap.max_inline_data = 64;
+  ia.pd = d.pd;
+  ia.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+  ia.send_ops_flags = IBV_QP_EX_WITH_SEND;
+  mlx5dv_qp_init_attr dv{};
+  dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS;
+  dv.send_ops_flags = MLX5DV_QP_EX_WITH_RAW_WQE;
+  ibv_qp* raw = mlx5dv_create_qp(d.ctx, &ia, &dv);
+  ASSERT_NE(raw, nullptr);
+  ibv_qp_attr m{};
+  m.qp_state = IBV_QPS_INIT;
+  m.port_num = 1;
+  m.qkey = 0x11111111;
+  ASSERT_EQ(ibv_modify_qp(raw, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY), 0);
+  m.qp_state = IBV_QPS_RTR;
+  ASSERT_EQ(ibv_modify_qp(raw, &m, IBV_QP_STATE), 0);
+  m.qp_state = IBV_QPS_RTS;
+  ASSERT_EQ(ibv_modify_qp(raw, &m, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+  mlx5dv_ah dah{};
+  mlx5dv_obj o{};
+  o.ah.in = ah;
+  o.ah.out = &dah;
+  ASSERT_EQ(mlx5dv_init_obj(&o, MLX5DV_OBJ_AH), 0);
+  ASSERT_NE(dah.av, nullptr);
+  recv(rx, 0);
+  const char msg[] = "raw datagram, inline";
+  alignas(64) uint8_t w[128] = {};
+  uint32_t inl_units = (4 + sizeof msg + 15) / 16;
+  auto* c = reinterpret_cast<mlx5_wqe_ctrl_seg*>(w);
+  c->opmod_idx_opcode = bswap32(MLX5_OPCODE_SEND_IMM);
+  c->qpn_ds = bswap32(1 + 3 + inl_units);
+  c->imm = htonl(0x600d);
+  mlx5_wqe_av av = *dah.av;
+  av.dqp_dct = bswap32(rx->qp_num | MLX5_EXTENDED_UD_AV);
+  av.key.qkey.qkey = bswap32(0x11111111);
+  memcpy(w + 16, &av, sizeof av);
+  uint32_t hdr = bswap32(uint32_t(sizeof msg) | MLX5_INLINE_SEG);
+  memcpy(w + 64, &hdr, 4);
+  memcpy(w + 68, msg, sizeof msg);
+  ibv_qp_ex* x = ibv_qp_to_qp_ex(raw);
+  ibv_wr_start(x);
+  x->wr_id = 77;
+  x->wr_flags = IBV_SEND_SIGNALED;
+  mlx5dv_wr_raw_wqe(mlx5dv_qp_ex_from_ibv_qp_ex(x), w);
+  ASSERT_EQ(ibv_wr_complete(x), 0);
+  bool sent = false, got = false;
+  for (int i = 0; i < 2; ++i) {
+    ibv_wc wc = wait_wc(cq);
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
+    if (wc.qp_num == raw->qp_num) {
+      EXPECT_EQ(wc.wr_id, 77u);
+      sent = true;
+    } else {
+      EXPECT_EQ(wc.opcode, IBV_WC_RECV);
+      EXPECT_EQ(wc.src_qp, raw->qp_num);
+      EXPECT_EQ(wc.byte_len, sizeof msg + 40);
+      EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
+      EXPECT_EQ(ntohl(wc.imm_data), 0x600du);
+      got = true;
+    }
+  }
+  EXPECT_TRUE(sent && got);
+  EXPECT_STREQ(reinterpret_cast<char*>(rbuf.data() + 40), msg);
+  ibv_destroy_qp(raw);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
