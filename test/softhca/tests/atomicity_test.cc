@@ -26,7 +26,9 @@ int run_faa_child() {
   unsigned owner_qpn, owner_lid, rkey, count;
   unsigned long addr;
   if (scanf("%u %u %lu %u %u", &owner_qpn, &owner_lid, &addr, &rkey, &count) != 5) return 4;
-  if (connect_rc(qp, owner_qpn, uint16_t(owner_lid))) return 5;
+  // A long transport timeout (2 s, the model's cap): on a loaded machine the owner's model thread
+  // may wait for a core for many milliseconds before it answers a message-path atomic.
+  if (connect_rc(qp, owner_qpn, uint16_t(owner_lid), 7, 18, 7)) return 5;
   printf("ready\n");
   fflush(stdout);
   char go[8];
@@ -43,7 +45,10 @@ int run_faa_child() {
     wr.wr.atomic.compare_add = 1;
     if (ibv_post_send(qp, &wr, &bad)) return 7;
     ibv_wc wc = wait_wc(cq);
-    if (wc.status != IBV_WC_SUCCESS) return 8;
+    if (wc.status != IBV_WC_SUCCESS) {
+      fprintf(stderr, "faa child: fetch-add %u: %s\n", i, ibv_wc_status_str(wc.status));
+      return 8;
+    }
     printf("%lu ", (unsigned long)res);
   }
   printf("\nend\n");
@@ -100,6 +105,8 @@ struct Owner {
       if (!strcmp(tok, "end")) return kids[k]->wait() == 0;
       out->push_back(strtoull(tok, nullptr, 10));
     }
+    ADD_FAILURE() << "child " << k << " exited with " << kids[k]->wait() << " after "
+                  << out->size() << " fetch-adds";
     return false;
   }
 };
