@@ -27,15 +27,18 @@ inline void cpu_relax() { __builtin_ia32_pause(); }
 // Returns once ready() is true. `mine` is this PE's control block (its doorbell).
 template <class Ready>
 void wait_until_ready(const WaitPolicy &policy, shm::ControlBlock *mine, Ready &&ready) {
-  for (uint32_t i = 0; i < policy.spin_iterations; ++i) {
-    if (ready()) return;
-    cpu_relax();
-  }
-  for (uint32_t i = 0; i < policy.yield_iterations; ++i) {
-    if (ready()) return;
-    sched_yield();
-  }
+  // After a wake-up that did not make us ready, start over with spinning and yielding before the
+  // next sleep: a peer streaming writes at us then pays for a futex wake only once per round, not
+  // once per write.
   for (;;) {
+    for (uint32_t i = 0; i < policy.spin_iterations; ++i) {
+      if (ready()) return;
+      cpu_relax();
+    }
+    for (uint32_t i = 0; i < policy.yield_iterations; ++i) {
+      if (ready()) return;
+      sched_yield();
+    }
     // Announce, then re-check (seq_cst on both sides: a writer that stored before our check sees
     // the flag and rings). The flag is left for the next writer to lower; that costs at most one
     // needless wake-up.
