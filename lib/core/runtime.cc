@@ -1,10 +1,12 @@
 #include "lib/core/runtime.h"
 
+#include <sched.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "lib/base/parse.h"
 #include "lib/core/version.h"
@@ -20,9 +22,35 @@ void abort_job(int status, const char *message) {
   _exit(status);
 }
 
-WaitPolicy choose_wait_policy(const std::string &how, int local_pes) {
+constexpr const char *kCpusKey = "hoshmem.cpus";
+
+// True when the PEs of this node cannot each have a CPU of their own: more PEs than the CPUs they
+// may run on together, or two PEs bound to the same single CPU. Spinning would then only steal
+// time from the PE being waited for.
+bool node_is_oversubscribed(Bootstrap &boot) {
+  cpu_set_t all, singles;
+  CPU_ZERO(&all);
+  CPU_ZERO(&singles);
+  bool shared_single = false;
+  for (int pe : boot.local_ranks()) {
+    std::vector<uint8_t> bytes = boot.get(pe, kCpusKey);
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    memcpy(&mask, bytes.data(), std::min(bytes.size(), sizeof mask));
+    if (CPU_COUNT(&mask) == 1) {
+      cpu_set_t both;
+      CPU_AND(&both, &mask, &singles);
+      shared_single = shared_single || CPU_COUNT(&both) > 0;
+      CPU_OR(&singles, &singles, &mask);
+    }
+    CPU_OR(&all, &all, &mask);
+  }
+  const int cpus = std::min(CPU_COUNT(&all), get_nprocs());
+  return shared_single || static_cast<int>(boot.local_ranks().size()) > cpus;
+}
+
+WaitPolicy choose_wait_policy(const std::string &how, bool oversubscribed) {
   WaitPolicy p;
-  const bool oversubscribed = local_pes > get_nprocs();
   if (how == "spin" || (how == "auto" && !oversubscribed)) return p;
   p.spin_iterations = 0;
   if (how == "sleep") p.yield_iterations = 0;
@@ -65,13 +93,18 @@ void runtime_init(int requested, int *provided, const char *routine) {
   if (!mode) fatal(routine, "%s", why);
   rt.mode = *mode;
 
-  rt.wait = choose_wait_policy(rt.config.wait, local);
+  cpu_set_t my_cpus;
+  CPU_ZERO(&my_cpus);
+  sched_getaffinity(0, sizeof my_cpus, &my_cpus);
+  boot.put(kCpusKey, &my_cpus, sizeof my_cpus);  // exchanged with the memory records below
+
   HeapConfig heap;
   heap.heap_size = rt.config.symmetric_size;
   heap.base_hint = rt.config.heap_base;
   heap.share_globals = rt.config.share_globals;
   rt.memory.setup(boot, heap);
   rt.space = rt.memory.space();
+  rt.wait = choose_wait_policy(rt.config.wait, node_is_oversubscribed(boot));
 
   static std::vector<shm::ControlBlock *> controls;
   controls.assign(rt.npes, nullptr);
