@@ -6,7 +6,7 @@
 # are left to the scheduler (pinning several spinning PEs to one core would only measure that).
 rank=${PMIX_RANK:-${OMPI_COMM_WORLD_RANK:-}}
 if [ "${PERF_PIN:-0}" = 1 ] && [ -n "$rank" ] && command -v taskset >/dev/null 2>&1; then
-  ncpu=$(nproc)
+  ncpu=$(nproc --all)  # not plain nproc: a launcher may already have bound us to one CPU
   exec taskset -c "$((rank % ncpu))" "$@"
 fi
 exec "$@"
