@@ -32,7 +32,7 @@ def _hoshmem_install_impl(ctx):
         ("755", "bin/oshc++", ctx.file.wrapper),
         ("755", "lib/" + shared_lib.basename, shared_lib),
         ("644", "lib/" + static_lib.basename, static_lib),
-    ] + [("644", "include/shmem/" + h.basename, h) for h in headers]
+    ] + [("644", h.short_path, h) for h in headers]  # include/shmem/..., subdirectories kept
     manifest = "\n".join(["%s %s %s" % (mode, dest, _runfiles_path(ctx, src)) for mode, dest, src in entries])
 
     script = ctx.actions.declare_file(ctx.label.name)

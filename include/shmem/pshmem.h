@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shmem.h" /* types and handles; shmem.h includes this file back at its end */
 #include "shmem_decls.h"
 
 #ifdef __cplusplus

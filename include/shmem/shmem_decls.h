@@ -7,6 +7,9 @@
 #define HOSHMEM_SHMEM_DECLS_H
 
 #include "shmem_types.h"
+#include "decls/collectives.h"
+#include "decls/signals_sync.h"
+#include "decls/teams_ctx.h"
 
 #if defined(__GNUC__)
 #define HOSHMEM_NORETURN __attribute__((noreturn))
@@ -91,7 +94,7 @@
   void P##_init(void);                                                                           \
   int P##_init_thread(int requested, int *provided);                                             \
   void P##_query_thread(int *provided);                                                          \
-  int P##_query_initialized(void);                                                               \
+  void P##_query_initialized(int *initialized);                                                  \
   void P##_finalize(void);                                                                       \
   HOSHMEM_NORETURN void P##_global_exit(int status);                                             \
   int P##_my_pe(void);                                                                           \
@@ -136,7 +139,11 @@
   /* distributed locking */                                                                      \
   void P##_set_lock(long *lock);                                                                 \
   void P##_clear_lock(long *lock);                                                               \
-  int P##_test_lock(long *lock);
+  int P##_test_lock(long *lock);                                                                 \
+  /* teams, contexts, collectives, signals, sync families (decls/) */                            \
+  HOSHMEM_DECL_TEAMS_CTX(P)                                                                      \
+  HOSHMEM_DECL_COLLECTIVES(P)                                                                    \
+  HOSHMEM_DECL_SIGNALS_SYNC(P)
 
 /* deprecated setup / memory names (1.2), without a shmem_ prefix */
 #define HOSHMEM_DECLARE_OLD_NAMES(P)                                                             \

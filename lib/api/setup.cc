@@ -22,7 +22,10 @@ void pshmem_query_thread(int *provided) {
   if (provided) *provided = rt.thread_level;
 }
 
-int pshmem_query_initialized(void) { return rt.initialized ? 1 : 0; }
+// 1.6: callable at any time, before init and after finalize too.
+void pshmem_query_initialized(int *initialized) {
+  if (initialized) *initialized = rt.initialized ? 1 : 0;
+}
 
 void pshmem_finalize(void) { runtime_finalize(); }
 

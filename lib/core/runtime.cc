@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "lib/base/parse.h"
+#include "lib/core/team.h"
 #include "lib/core/version.h"
 
 namespace hoshmem {
@@ -117,6 +118,7 @@ void runtime_init(int requested, int *provided, const char *routine) {
   rt.control = controls.data();
   rt.cpu_atomics_ok = rt.cpu_atomics_table.get();
   rt.barrier.setup(rt.me, controls, &rt.wait);
+  create_predefined_teams();
 
   // No atexit finalize: a PE that exits early (often on a failed check) must make the launcher
   // tear the job down at once, not join a barrier its peers may never reach.
@@ -135,6 +137,7 @@ void runtime_finalize() {
   rt.barrier.run();
   if (--rt.init_count > 0) return;  // not the last finalize: it acts as barrier_all
   rt.initialized = false;
+  destroy_all_teams();
   rt.memory.teardown();
   rt.space = SymmetricSpace{};
   rt.control = nullptr;

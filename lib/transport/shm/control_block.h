@@ -29,9 +29,19 @@ struct ControlBlock {
   PaddedCounter barrier_round[kMaxBarrierRounds];
 };
 
-// Room reserved for the control block at the start of each PE's shared-memory file.
-constexpr size_t kControlBytes = 64 * 1024;
-static_assert(sizeof(ControlBlock) <= kControlBytes);
+// Each PE's shared-memory file starts with the control block, then one scratch slot per team
+// (collective flags and buffers; slot 0 is the world team's), then the symmetric heap. Slots are
+// symmetric: a team uses the same slot index on all its members.
+constexpr size_t kControlBlockBytes = 64 * 1024;
+constexpr int kTeamSlots = 64;
+constexpr size_t kTeamSlotBytes = 256 * 1024;
+constexpr size_t kControlBytes = kControlBlockBytes + kTeamSlots * kTeamSlotBytes;
+static_assert(sizeof(ControlBlock) <= kControlBlockBytes);
+
+// Team scratch slot `slot` of the PE whose control block is `cb` (as mapped here).
+inline char *team_slot(ControlBlock *cb, int slot) {
+  return reinterpret_cast<char *>(cb) + kControlBlockBytes + static_cast<size_t>(slot) * kTeamSlotBytes;
+}
 
 // Wakes the owner of `cb` if it is asleep. Cheap when nobody sleeps: one shared-line load.
 inline void ring_doorbell(ControlBlock *cb) {
