@@ -1,10 +1,12 @@
 /* The "limit" program: runs the benchmark suites with no communication library, between processes
  * that share one anonymous mapping (see backend_limit.h). Prints the same result lines as the
  * OpenSHMEM programs, so compare.sh can show what the hardware allows next to each library.
- * Usage: limit [-q] [-n NPES] {putget|amo|barrier|gups} */
+ * Usage: limit [-q] [-n NPES] {putget|amo|barrier|gups|coll} */
 #include "backend_limit.h"
+#include "backend_limit_coll.h"
 #include "../suites/amo.h"
 #include "../suites/barrier.h"
+#include "../suites/coll.h"
 #include "../suites/gups.h"
 #include "../suites/putget.h"
 
@@ -23,8 +25,9 @@ int main(int argc, char **argv) {
   if (suite && strcmp(suite, "amo") == 0) run = suite_amo;
   if (suite && strcmp(suite, "barrier") == 0) run = suite_barrier;
   if (suite && strcmp(suite, "gups") == 0) run = suite_gups;
+  if (suite && strcmp(suite, "coll") == 0) run = suite_coll;
   if (!run) {
-    fprintf(stderr, "usage: %s [-q] [-n NPES] {putget|amo|barrier|gups}\n", argv[0]);
+    fprintf(stderr, "usage: %s [-q] [-n NPES] {putget|amo|barrier|gups|coll}\n", argv[0]);
     return 2;
   }
   bk_init_n(npes);
