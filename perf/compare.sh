@@ -2,18 +2,23 @@
 # Builds hoshmem and every benchmark (with hoshmem's oshcc and with Open MPI's OSHMEM oshcc),
 # runs them, and prints one table: hoshmem vs OSHMEM vs the shared-memory "limit".
 #
-#   perf/compare.sh [--quick] [--no-deps] [--keep]
+#   perf/compare.sh [--quick] [--no-deps] [--keep] [--passes N]
 #     --quick    short runs (about a minute in all, plus build time): a smoke test
 #     --no-deps  do not run scripts/deps.sh
 #     --keep     keep the work directory (raw outputs, binaries) and print its path
+#     --passes N run every program N times (libraries interleaved) and show the median per row
 # Environment: PERF_BAZEL_BASE (Bazel output base, default /tmp/bz-perf), PERF_TIMEOUT (seconds
 # per program run). See perf/README.md for what the columns mean.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 perf="$root/perf"
-quick=0 deps=1 keep=0
-for a in "$@"; do
+quick=0 deps=1 keep=0 passes=1
+args=("$@")
+for ((ai = 0; ai < ${#args[@]}; ai++)); do
+  a=${args[ai]}
   case "$a" in
+    --passes) passes=${args[ai + 1]:-}; ai=$((ai + 1))
+      [[ $passes =~ ^[1-9][0-9]?$ ]] || { echo "compare.sh: --passes takes 1..99" >&2; exit 2; } ;;
     --quick|-q) quick=1 ;;
     --no-deps) deps=0 ;;
     --keep) keep=1 ;;
@@ -113,9 +118,11 @@ start=$(date +%s)
 for s in "${suites[@]}"; do
   nps=(2); [[ $s == barrier || $s == coll ]] && nps=(2 4 8)
   for np in "${nps[@]}"; do
-    for lib in hoshmem oshmem limit; do
-      log "running $s on $lib with $np PEs"
-      run_lib "$lib" "$s" "$np"
+    for ((pass = 1; pass <= passes; pass++)); do
+      for lib in hoshmem oshmem limit; do
+        log "running $s on $lib with $np PEs$( ((passes > 1)) && echo ", pass $pass of $passes")"
+        run_lib "$lib" "$s" "$np"
+      done
     done
   done
 done
@@ -124,7 +131,7 @@ elapsed=$(($(date +%s) - start))
 # ---- table ------------------------------------------------------------------------------------
 touch "$tmp/out/hoshmem.txt" "$tmp/out/oshmem.txt" "$tmp/out/limit.txt"
 echo "# hoshmem vs OpenSHMEM (Open MPI $(/usr/bin/ompi_info --version 2>/dev/null | head -n1 | awk '{print $NF}') OSHMEM) vs limit (plain shared memory, no library)"
-echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n1), load $(cut -d' ' -f1-3 /proc/loadavg), runs took ${elapsed}s$( ((quick)) && echo ', --quick')"
+echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n1), load $(cut -d' ' -f1-3 /proc/loadavg), runs took ${elapsed}s$( ((quick)) && echo ', --quick')$( ((passes > 1)) && echo ", median of $passes passes")"
 echo "# every result: median of several timed runs, each verified (ERR = the library produced a wrong result)"
 echo "# ratio = oshmem/hoshmem for latencies (us), hoshmem/oshmem for rates (MB/s, Mops/s, GUP/s): >1 means hoshmem is better"
 echo "# hoshmem/limit = fraction of the hardware limit reached (limit/hoshmem for latencies): 1 = at the limit"
@@ -142,6 +149,12 @@ awk -v files="$tmp/out/hoshmem.txt $tmp/out/oshmem.txt $tmp/out/limit.txt" -v no
   }
   function num(v) { return v ~ /^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$/ }
   function fmt(v) { return num(v) ? sprintf("%.4g", v) : v }
+  function median(i, key,   n, a, j, k, t) { # of the passes (one value without --passes)
+    n = cnt[i, key]
+    for (j = 1; j <= n; j++) a[j] = vals[i, key, j]
+    for (j = 2; j <= n; j++) for (k = j; k > 1 && a[k - 1] > a[k]; k--) { t = a[k]; a[k] = a[k - 1]; a[k - 1] = t }
+    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+  }
   function ratio(a, b, lat) {   # a: hoshmem-like, b: reference; >1 means a is better
     if (!num(a) || !num(b) || a == 0 || b == 0) return "-"
     return sprintf("%.3f", lat ? b / a : a / b)
@@ -154,7 +167,8 @@ awk -v files="$tmp/out/hoshmem.txt $tmp/out/oshmem.txt $tmp/out/limit.txt" -v no
         if (w[1] == "ERROR" && m >= 3) { key = w[2] SUBSEP w[3]; err[i, key] = 1; seen(key, "") ; continue }
         if (line ~ /^#/ || m != 4) continue
         key = w[1] SUBSEP w[2]
-        val[i, key] = w[3]; unit[key] = w[4]; seen(key, w[4])
+        if (num(w[3])) { c = ++cnt[i, key]; vals[i, key, c] = w[3] + 0 } else word[i, key] = w[3]
+        unit[key] = w[4]; seen(key, w[4])
       }
     }
     printf "%-32s %6s %8s %10s %10s %8s %10s %10s\n", "benchmark", "size", "unit", "hoshmem", "oshmem", "ratio", "limit", "hosh/limit"
@@ -163,7 +177,7 @@ awk -v files="$tmp/out/hoshmem.txt $tmp/out/oshmem.txt $tmp/out/limit.txt" -v no
       for (i = 1; i <= 3; i++) {
         k2 = key
         if (i == 3) sub(/\.team\./, ".as.", k2) # the limit has one algorithm for both forms
-        v[i] = err[i, k2] ? "ERR" : ((i, k2) in val ? val[i, k2] : "-")
+        v[i] = err[i, k2] ? "ERR" : (cnt[i, k2] ? median(i, k2) : ((i, k2) in word ? word[i, k2] : "-"))
       }
       if (no_hosh) v[1] = "n/a"
       lat = unit[key] == "us"
