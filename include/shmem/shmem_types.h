@@ -53,4 +53,39 @@
 #define HOSHMEM_WAIT_OLD_TYPES(X, P) \
   X(P, short, short) X(P, int, int) X(P, long, long) X(P, long long, longlong)
 
+/* --- reductions (collectives) --------------------------------------------------------------- */
+/* teamreducetypes: and/or/xor_reduce (unsigned, fixed-width and size only) */
+#define HOSHMEM_REDUCE_BIT_TYPES(X, P)                                                    \
+  X(P, unsigned char, uchar) X(P, unsigned short, ushort) X(P, unsigned int, uint)        \
+  X(P, unsigned long, ulong) X(P, unsigned long long, ulonglong) X(P, int8_t, int8)       \
+  X(P, int16_t, int16) X(P, int32_t, int32) X(P, int64_t, int64) X(P, uint8_t, uint8)     \
+  X(P, uint16_t, uint16) X(P, uint32_t, uint32) X(P, uint64_t, uint64) X(P, size_t, size)
+
+/* teamreducetypes: max/min_reduce */
+#define HOSHMEM_REDUCE_MINMAX_TYPES(X, P)                                                 \
+  X(P, char, char) X(P, signed char, schar) X(P, short, short) X(P, int, int)             \
+  X(P, long, long) X(P, long long, longlong) X(P, ptrdiff_t, ptrdiff)                     \
+  X(P, unsigned char, uchar) X(P, unsigned short, ushort) X(P, unsigned int, uint)        \
+  X(P, unsigned long, ulong) X(P, unsigned long long, ulonglong) X(P, int8_t, int8)       \
+  X(P, int16_t, int16) X(P, int32_t, int32) X(P, int64_t, int64) X(P, uint8_t, uint8)     \
+  X(P, uint16_t, uint16) X(P, uint32_t, uint32) X(P, uint64_t, uint64) X(P, size_t, size) \
+  X(P, float, float) X(P, double, double) X(P, long double, longdouble)
+
+/* teamreducetypes: sum/prod_reduce and the 1.6 sum_inscan/sum_exscan = min/max + complex */
+#define HOSHMEM_REDUCE_ARITH_TYPES(X, P)                                                  \
+  HOSHMEM_REDUCE_MINMAX_TYPES(X, P)                                                       \
+  X(P, double _Complex, complexd) X(P, float _Complex, complexf)
+
+/* asetreducetypes: deprecated active-set TYPENAME_{and,or,xor}_to_all */
+#define HOSHMEM_ASET_REDUCE_BIT_TYPES(X, P) \
+  X(P, short, short) X(P, int, int) X(P, long, long) X(P, long long, longlong)
+/* asetreducetypes: TYPENAME_{max,min}_to_all */
+#define HOSHMEM_ASET_REDUCE_MINMAX_TYPES(X, P) \
+  HOSHMEM_ASET_REDUCE_BIT_TYPES(X, P)          \
+  X(P, float, float) X(P, double, double) X(P, long double, longdouble)
+/* asetreducetypes: TYPENAME_{sum,prod}_to_all */
+#define HOSHMEM_ASET_REDUCE_ARITH_TYPES(X, P) \
+  HOSHMEM_ASET_REDUCE_MINMAX_TYPES(X, P)      \
+  X(P, double _Complex, complexd) X(P, float _Complex, complexf)
+
 #endif /* HOSHMEM_SHMEM_TYPES_H */

@@ -10,6 +10,16 @@
 
 namespace hoshmem {
 
+// The deprecated active-set collectives (PE_start, logPE_stride, PE_size, pSync) run in this slot
+// on every PE; team creation must never hand it out. Why a slot and not pSync: pSync has 64 words,
+// too few to stage data or to give each sender its own channel, and it must read
+// SHMEM_SYNC_VALUE again when the call returns while a faster PE may already be writing flags for
+// its next call. The slot's channels are indexed by world PE (lib/coll/collectives.h), so active
+// sets that overlap share it safely: every pair of PEs meets its common active-set collectives in
+// the same program order (the spec requires it), and a PE's staging is idle when it returns.
+// pSync is then only checked (it must hold SHMEM_SYNC_VALUE) and never written.
+constexpr int kActiveSetSlot = shm::kTeamSlots - 1;
+
 struct TeamView {
   int rank = -1;                              // my index in the team
   int size = 0;                               // number of members

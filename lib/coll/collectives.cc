@@ -1,0 +1,247 @@
+#include "lib/coll/collectives.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+namespace hoshmem::coll {
+namespace {
+
+// --- channels -------------------------------------------------------------------------------
+
+std::atomic<uint64_t> &channel(char *slot, int sender_world_pe) {
+  return *reinterpret_cast<std::atomic<uint64_t> *>(slot + static_cast<size_t>(sender_world_pe) *
+                                                               kChannelStride);
+}
+
+// One message to member `to`. seq_cst: publishes every store made before it (data the receiver
+// will read) and orders against the doorbell check.
+void send(const TeamView &t, int to) {
+  channel(t.scratch(to), t.world[t.rank]).fetch_add(1, std::memory_order_seq_cst);
+  shm::ring_doorbell(t.control[t.world[to]]);
+}
+
+// Takes one message from member `from`, waiting (and yielding) until there is one.
+void receive(const TeamView &t, int from) {
+  std::atomic<uint64_t> &c = channel(t.my_scratch(), t.world[from]);
+  if (c.load(std::memory_order_acquire) == 0)
+    wait_until_ready(*t.wait, t.my_control(),
+                     [&] { return c.load(std::memory_order_acquire) != 0; });
+  c.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+// Binomial tree over relative ranks v = (rank - root) mod n: parent of v > 0 is v without its
+// highest bit; children are v + m for powers of two m above v's highest bit.
+int high_bit(int v) { return v ? 1 << (31 - __builtin_clz(static_cast<unsigned>(v))) : 0; }
+int first_child_step(int v) { return v ? high_bit(v) << 1 : 1; }
+
+char *staging(const TeamView &t, int member) { return t.scratch(member) + kStagingOffset; }
+
+// Element range of member m when nelems are split in n nearly equal parts.
+void share(size_t nelems, int n, int m, size_t *lo, size_t *hi) {
+  const size_t base = nelems / n, extra = nelems % n;
+  const size_t um = static_cast<size_t>(m);
+  *lo = um * base + std::min(um, extra);
+  *hi = *lo + base + (um < extra ? 1 : 0);
+}
+
+// --- reductions -----------------------------------------------------------------------------
+
+// Up a binomial tree rooted at member 0 through the staging areas, then the result back down.
+// Messages per pair: child->parent "partial ready", parent->child "result ready", child->parent
+// "copied" (the parent's staging may be reused only after that).
+void reduce_tree(const TeamView &t, void *dest, const void *source, size_t nelems,
+                 size_t elem_size, Combine combine) {
+  const int n = t.size, v = t.rank;
+  const size_t bytes = nelems * elem_size;
+  char *mine = staging(t, v);
+  memcpy(mine, source, bytes);
+  const int first = first_child_step(v);
+  for (int m = first; v + m < n; m <<= 1) {
+    receive(t, v + m);
+    combine(mine, staging(t, v + m), nelems);
+  }
+  if (v > 0) {
+    const int parent = v - high_bit(v);
+    send(t, parent);
+    receive(t, parent);
+    memcpy(mine, staging(t, parent), bytes);
+    send(t, parent);
+  }
+  for (int m = first; v + m < n; m <<= 1) send(t, v + m);
+  for (int m = first; v + m < n; m <<= 1) receive(t, v + m);
+  memcpy(dest, mine, bytes);
+}
+
+// Reduce-scatter then allgather, directly on the symmetric buffers. Member m owns share m: it
+// combines that share of every source into its own dest. In place is safe: a member writes only
+// its own share of dest while the others read other shares of its source.
+void reduce_scatter_allgather(const TeamView &t, PeerAddress peer, void *dest, const void *source,
+                              size_t nelems, size_t elem_size, Combine combine) {
+  const int n = t.size, me = t.rank;
+  alignas(64) char block[8192];
+  const size_t per_block = sizeof block / elem_size;
+  std::vector<const char *> sources(n);
+  for (int m = 0; m < n; ++m) sources[m] = peer(source, t.world[m]);
+
+  sync(t);  // every source is ready
+  size_t lo, hi;
+  share(nelems, n, me, &lo, &hi);
+  for (size_t at = lo; at < hi; at += per_block) {
+    const size_t count = std::min(per_block, hi - at);
+    memcpy(block, static_cast<const char *>(source) + at * elem_size, count * elem_size);
+    for (int s = 1; s < n; ++s)
+      combine(block, sources[(me + s) % n] + at * elem_size, count);
+    memcpy(static_cast<char *>(dest) + at * elem_size, block, count * elem_size);
+  }
+  sync(t);  // every share is final
+  for (int s = 1; s < n; ++s) {
+    const int m = (me + s) % n;
+    share(nelems, n, m, &lo, &hi);
+    memcpy(static_cast<char *>(dest) + lo * elem_size, peer(dest, t.world[m]) + lo * elem_size,
+           (hi - lo) * elem_size);
+  }
+  sync(t);  // nobody reads my dest any more
+}
+
+void copy_strided(char *to, ptrdiff_t to_stride, const char *from, ptrdiff_t from_stride,
+                  size_t nelems, size_t elem_size) {
+  if (to_stride == 1 && from_stride == 1) {
+    memcpy(to, from, nelems * elem_size);
+    return;
+  }
+  for (size_t i = 0; i < nelems; ++i)
+    memcpy(to + i * to_stride * elem_size, from + i * from_stride * elem_size, elem_size);
+}
+
+}  // namespace
+
+void sync(const TeamView &t) {
+  const int n = t.size;
+  if (n > 1) {
+    for (int d = 1; d < n; d <<= 1) {
+      send(t, (t.rank + d) % n);
+      receive(t, (t.rank - d + n) % n);
+    }
+  }
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void broadcast(const TeamView &t, PeerAddress peer, void *dest, const void *source, size_t bytes,
+               int root, bool root_copies) {
+  const int n = t.size;
+  const int v = (t.rank - root + n) % n;
+  if (bytes == 0) return;
+  if (v == 0 && root_copies && dest != source) memmove(dest, source, bytes);
+  if (n == 1) return;
+  auto member = [&](int rel) { return (rel + root) % n; };
+  const int first = first_child_step(v);
+  int last = 0;  // largest child step
+  for (int m = first; v + m < n; m <<= 1) last = m;
+
+  const char *from = nullptr;  // the parent's copy
+  int parent = -1;
+  if (v > 0) {
+    const int prel = v - high_bit(v);
+    parent = member(prel);
+    from = prel == 0 ? peer(source, t.world[parent]) : peer(dest, t.world[parent]);
+  }
+  const size_t chunk = std::min(bytes, kBroadcastChunkBytes);
+  for (size_t at = 0; at < bytes; at += chunk) {
+    const size_t len = std::min(chunk, bytes - at);
+    if (v > 0) {
+      receive(t, parent);
+      memcpy(static_cast<char *>(dest) + at, from + at, len);
+    }
+    // Largest subtree first: it has the longest way to go.
+    for (int m = last; m >= first; m >>= 1) send(t, member(v + m));
+  }
+  if (v > 0) send(t, parent);  // done reading the parent's copy
+  for (int m = last; m >= first; m >>= 1) receive(t, member(v + m));
+}
+
+namespace {
+void gather_blocks(const TeamView &t, PeerAddress peer, void *dest, const void *source,
+                   const size_t *sizes) {
+  const int n = t.size, me = t.rank;
+  std::vector<size_t> offset(n + 1, 0);
+  for (int m = 0; m < n; ++m) offset[m + 1] = offset[m] + sizes[m];
+  char *out = static_cast<char *>(dest);
+  if (sizes[me]) memcpy(out + offset[me], source, sizes[me]);
+  for (int s = 1; s < n; ++s) {
+    const int m = (me + s) % n;
+    if (sizes[m]) memcpy(out + offset[m], peer(source, t.world[m]), sizes[m]);
+  }
+}
+}  // namespace
+
+void fcollect(const TeamView &t, PeerAddress peer, void *dest, const void *source, size_t bytes) {
+  if (bytes == 0) return;
+  std::vector<size_t> sizes(t.size, bytes);
+  sync(t);
+  gather_blocks(t, peer, dest, source, sizes.data());
+  sync(t);
+}
+
+void collect(const TeamView &t, PeerAddress peer, void *dest, const void *source, size_t bytes) {
+  // Each member shows its size in its own slot; read after the first sync, rewritten only by the
+  // next collect, which nobody can start before everyone passed the second sync.
+  auto *shown = reinterpret_cast<std::atomic<uint64_t> *>(t.my_scratch() + kPublishOffset);
+  shown->store(bytes, std::memory_order_relaxed);
+  sync(t);
+  std::vector<size_t> sizes(t.size);
+  for (int m = 0; m < t.size; ++m)
+    sizes[m] = reinterpret_cast<std::atomic<uint64_t> *>(t.scratch(m) + kPublishOffset)
+                   ->load(std::memory_order_relaxed);
+  gather_blocks(t, peer, dest, source, sizes.data());
+  sync(t);
+}
+
+void alltoall(const TeamView &t, PeerAddress peer, void *dest, const void *source, ptrdiff_t dst,
+              ptrdiff_t sst, size_t nelems, size_t elem_size) {
+  if (nelems == 0) return;
+  const int n = t.size, me = t.rank;
+  const size_t src_block = nelems * sst * elem_size, dst_block = nelems * dst * elem_size;
+  sync(t);
+  for (int s = 0; s < n; ++s) {
+    const int m = (me + s) % n;
+    const char *from = (s == 0 ? static_cast<const char *>(source) : peer(source, t.world[m])) +
+                       me * src_block;
+    copy_strided(static_cast<char *>(dest) + m * dst_block, dst, from, sst, nelems, elem_size);
+  }
+  sync(t);
+}
+
+void reduce(const TeamView &t, PeerAddress peer, void *dest, const void *source, size_t nelems,
+            size_t elem_size, Combine combine) {
+  const size_t bytes = nelems * elem_size;
+  if (bytes == 0) return;
+  if (t.size == 1) {
+    if (dest != source) memmove(dest, source, bytes);
+    return;
+  }
+  if (bytes <= kSmallReduceBytes)
+    reduce_tree(t, dest, source, nelems, elem_size, combine);
+  else
+    reduce_scatter_allgather(t, peer, dest, source, nelems, elem_size, combine);
+}
+
+void scan(const TeamView &t, PeerAddress peer, void *dest, const void *source, size_t nelems,
+          size_t elem_size, Combine combine, bool inclusive, const void *identity) {
+  const size_t bytes = nelems * elem_size;
+  if (bytes == 0) return;
+  const int upto = inclusive ? t.rank : t.rank - 1;  // last member included
+  std::vector<char> acc(bytes);
+  sync(t);  // every source is ready
+  if (upto < 0) {
+    for (size_t i = 0; i < nelems; ++i) memcpy(acc.data() + i * elem_size, identity, elem_size);
+  } else {
+    memcpy(acc.data(), peer(source, t.world[0]), bytes);
+    for (int m = 1; m <= upto; ++m) combine(acc.data(), peer(source, t.world[m]), nelems);
+  }
+  sync(t);  // nobody reads my source any more (it may be dest)
+  memcpy(dest, acc.data(), bytes);
+}
+
+}  // namespace hoshmem::coll

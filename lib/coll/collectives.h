@@ -1,0 +1,75 @@
+// lib/coll: the collective algorithms over a TeamView (team collectives and the deprecated
+// active-set forms alike). The API layer checks arguments and picks element types; this layer
+// moves bytes and synchronizes.
+//
+// Synchronization: every member's scratch slot starts with one counting channel per sender
+// (indexed by the sender's world PE). A send adds 1 to the receiver's channel for the sender and
+// rings its doorbell; a receive waits for a nonzero count and takes 1 off. Both ends of a pair run
+// the same deterministic algorithm, so for every ordered pair (sender, receiver) the receiver
+// consumes exactly the messages the sender produced, in the order produced: a sender that is
+// already one collective ahead only leaves counts that the next collective consumes. That needs
+// no epoch state, tolerates slot reuse (at quiescence every channel is back to zero) and works
+// for a slot shared by many active sets (channels are per world PE, not per member index).
+//
+// Data: source and dest of every collective are symmetric, so members read each other's buffers
+// directly (gets over RDMA later). A member's buffers are read only after it has entered (its
+// "ready" message or a sync proves it), and it returns only once nobody reads them any more.
+// Small reductions stage partial results in the scratch slot.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "lib/coll/team_view.h"
+
+namespace hoshmem::coll {
+
+// Scratch slot layout (the last kMgmtReserveBytes belong to team management, lib/core/team.h).
+constexpr size_t kChannelStride = 16;
+constexpr size_t kChannelBytes = 64 * 1024;
+constexpr int kMaxChannelPes = static_cast<int>(kChannelBytes / kChannelStride);  // 4096
+constexpr size_t kPublishOffset = kChannelBytes;            // one line of values a member shows
+constexpr size_t kStagingOffset = kChannelBytes + 4096;
+constexpr size_t kMgmtReserveBytes = 16 * 1024;
+constexpr size_t kStagingBytes = shm::kTeamSlotBytes - kMgmtReserveBytes - kStagingOffset;
+
+// Reductions up to this many bytes go up and down a binomial tree through the scratch slots
+// (2 log n message latency); larger ones use reduce-scatter + allgather on the user buffers.
+constexpr size_t kSmallReduceBytes = 16 * 1024;
+// Broadcasts above this size are pipelined down the tree in chunks of this size.
+constexpr size_t kBroadcastChunkBytes = 64 * 1024;
+
+// Address here of world PE `pe`'s copy of the symmetric object `sym` (the caller has checked it).
+using PeerAddress = char *(*)(const void *sym, int world_pe);
+// acc[i] = acc[i] op in[i] for i < nelems.
+using Combine = void (*)(void *acc, const void *in, size_t nelems);
+
+// Dissemination barrier over the members' channels: orders memory, completes nothing remote.
+void sync(const TeamView &team);
+
+// Pipelined binomial-tree broadcast from member `root`. Non-roots read their parent's copy after
+// the parent announced it; the root's dest is written only when `root_copies` (team form).
+void broadcast(const TeamView &team, PeerAddress peer, void *dest, const void *source,
+               size_t bytes, int root, bool root_copies);
+
+// Concatenation in member order of `bytes` (same on all: fcollect) or of each member's own count
+// (collect). Every member reads each peer's source directly, in ring order from its right
+// neighbour, between two syncs.
+void fcollect(const TeamView &team, PeerAddress peer, void *dest, const void *source, size_t bytes);
+void collect(const TeamView &team, PeerAddress peer, void *dest, const void *source, size_t bytes);
+
+// Block j of member i's source (nelems elements of elem_size, element stride sst) lands as block i
+// of member j's dest (stride dst). Pairwise: at step s member i reads from member i + s.
+void alltoall(const TeamView &team, PeerAddress peer, void *dest, const void *source,
+              ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem_size);
+
+// dest = source combined over all members (dest == source allowed).
+void reduce(const TeamView &team, PeerAddress peer, void *dest, const void *source, size_t nelems,
+            size_t elem_size, Combine combine);
+
+// Prefix reductions (1.6 scans): member i gets members 0..i (inclusive) or 0..i-1 (exclusive;
+// member 0 gets `identity` repeated).
+void scan(const TeamView &team, PeerAddress peer, void *dest, const void *source, size_t nelems,
+          size_t elem_size, Combine combine, bool inclusive, const void *identity);
+
+}  // namespace hoshmem::coll
