@@ -2,27 +2,31 @@
 # Builds hoshmem and every benchmark (with hoshmem's oshcc and with Open MPI's OSHMEM oshcc),
 # runs them, and prints one table: hoshmem vs OSHMEM vs the shared-memory "limit".
 #
-#   perf/compare.sh [--quick] [--no-deps] [--keep] [--passes N]
+#   perf/compare.sh [--quick] [--no-deps] [--keep] [--passes N] [--suite NAME]...
 #     --quick    short runs (about a minute in all, plus build time): a smoke test
 #     --no-deps  do not run scripts/deps.sh
 #     --keep     keep the work directory (raw outputs, binaries) and print its path
 #     --passes N run every program N times (libraries interleaved) and show the median per row
+#     --suite S  run only suite S (putget, amo, barrier, gups, coll); may be repeated
 # Environment: PERF_BAZEL_BASE (Bazel output base, default /tmp/bz-perf), PERF_TIMEOUT (seconds
 # per program run). See perf/README.md for what the columns mean.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 perf="$root/perf"
-quick=0 deps=1 keep=0 passes=1
+quick=0 deps=1 keep=0 passes=1 only=()
 args=("$@")
 for ((ai = 0; ai < ${#args[@]}; ai++)); do
   a=${args[ai]}
   case "$a" in
     --passes) passes=${args[ai + 1]:-}; ai=$((ai + 1))
       [[ $passes =~ ^[1-9][0-9]?$ ]] || { echo "compare.sh: --passes takes 1..99" >&2; exit 2; } ;;
+    --suite) only+=("${args[ai + 1]:-}"); ai=$((ai + 1))
+      [[ " putget amo barrier gups coll " == *" ${only[-1]} "* ]] ||
+        { echo "compare.sh: --suite takes putget, amo, barrier, gups or coll" >&2; exit 2; } ;;
     --quick|-q) quick=1 ;;
     --no-deps) deps=0 ;;
     --keep) keep=1 ;;
-    -h|--help) sed -n '2,11p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "compare.sh: unknown argument $a" >&2; exit 2 ;;
   esac
 done
@@ -52,6 +56,7 @@ fi
 
 # ---- build the benchmarks ---------------------------------------------------------------------
 suites=(putget amo barrier gups coll)
+((${#only[@]})) && suites=("${only[@]}")
 cflags=(-O2 -g -Wall -Werror=implicit-function-declaration)
 osh_cc=/usr/bin/oshcc
 # The collectives suite uses each routine family only where the library has it (compiles and
