@@ -32,15 +32,16 @@ struct sht_team {
   shmem_team_t team;
   int me, n;
   const char *name;
+  int right_world; /* world PE of member (me + 1) % n */
 };
 
 static inline struct sht_team sht_world(void) {
-  struct sht_team t = {SHMEM_TEAM_WORLD, shtest_me, shtest_npes, "SHMEM_TEAM_WORLD"};
+  struct sht_team t = {SHMEM_TEAM_WORLD, shtest_me, shtest_npes, "SHMEM_TEAM_WORLD",
+                       (shtest_me + 1) % shtest_npes};
   return t;
 }
 
-/* Runs fn(&team) on split teams of WORLD when the library has team splits (SHT_HAVE_SPLIT):
- * the odd PEs in reverse order... see sht_split_teams in the test files that define it. */
+/* Runs fn(&team) on split teams of WORLD (and a split of each) when SHT_HAVE_SPLIT is defined. */
 #ifdef SHT_HAVE_SPLIT
 #define SHT_FOR_SPLIT_TEAMS(fn) sht_for_split_teams(fn)
 static void sht_for_split_teams(void (*fn)(const struct sht_team *)) {
@@ -58,14 +59,16 @@ static void sht_for_split_teams(void (*fn)(const struct sht_team *)) {
                                       splits[k].size, NULL, 0, &team);
     CHECK(rc == 0, "team_split_strided %s returned %d", splits[k].name, rc);
     if (team != SHMEM_TEAM_INVALID) {
-      struct sht_team t = {team, shmem_team_my_pe(team), shmem_team_n_pes(team), splits[k].name};
+      struct sht_team t = {team, shmem_team_my_pe(team), shmem_team_n_pes(team), splits[k].name, 0};
+      t.right_world = shmem_team_translate_pe(team, (t.me + 1) % t.n, SHMEM_TEAM_WORLD);
       fn(&t);
       /* a split of this split: its members with an even index */
       shmem_team_t sub;
       rc = shmem_team_split_strided(team, 0, 2, (t.n + 1) / 2, NULL, 0, &sub);
       CHECK(rc == 0, "split of %s returned %d", splits[k].name, rc);
       if (sub != SHMEM_TEAM_INVALID) {
-        struct sht_team s = {sub, shmem_team_my_pe(sub), shmem_team_n_pes(sub), "split of split"};
+        struct sht_team s = {sub, shmem_team_my_pe(sub), shmem_team_n_pes(sub), "split of split", 0};
+        s.right_world = shmem_team_translate_pe(sub, (s.me + 1) % s.n, SHMEM_TEAM_WORLD);
         fn(&s);
         shmem_team_destroy(sub);
       }

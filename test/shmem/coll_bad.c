@@ -1,0 +1,36 @@
+/* Bad collective arguments: one clear line naming the routine, a non-zero exit, no hang.
+ * COLL_BAD selects the case: team (SHMEM_TEAM_INVALID), root (PE_root out of range), nelems (past
+ * the end of the symmetric object, SHMEM_DEBUG), psync (pSync not SHMEM_SYNC_VALUE, SHMEM_DEBUG),
+ * aset (calling PE outside the active set), stride (alltoalls with stride 0). */
+#include "coll_common.h"
+
+static long psync[SHMEM_SYNC_SIZE];
+
+int main(void) {
+  shtest_init();
+  const char *which = getenv("COLL_BAD");
+  CHECK(which, "COLL_BAD not set");
+  for (int i = 0; i < SHMEM_SYNC_SIZE; i++) psync[i] = SHMEM_SYNC_VALUE;
+  long *buf = shmem_malloc(64 * sizeof(long));
+  long *out = shmem_malloc(64 * sizeof(long) * (shtest_npes + 1));
+  CHECK(buf && out, "shmem_malloc failed");
+  shmem_barrier_all();
+  if (!strcmp(which, "team")) {
+    shmem_long_sum_reduce(SHMEM_TEAM_INVALID, out, buf, 4);
+  } else if (!strcmp(which, "root")) {
+    shmem_long_broadcast(SHMEM_TEAM_WORLD, out, buf, 4, shtest_npes);
+  } else if (!strcmp(which, "nelems")) {
+    shmem_long_max_reduce(SHMEM_TEAM_WORLD, out, buf, (size_t)1 << 40);
+  } else if (!strcmp(which, "psync")) {
+    psync[3] = 5;
+    shmem_barrier(0, 0, shtest_npes, psync);
+  } else if (!strcmp(which, "aset")) {
+    /* every PE names an active set that leaves itself out */
+    const int start = (shtest_me + 1) % (shtest_npes + 1);
+    shmem_sync(start, 0, 1, psync);
+  } else if (!strcmp(which, "stride")) {
+    shmem_long_alltoalls(SHMEM_TEAM_WORLD, out, buf, 0, 1, 1);
+  }
+  SHT_FAIL("the bad call %s returned", which);
+  return 0;
+}
