@@ -3,6 +3,7 @@
 // CPU atomics on the mapped word (all-SW mode, same node) or the job's atomic backend.
 #include "lib/api/api.h"
 #include "lib/atomics/cpu_atomics.h"
+#include "lib/core/team.h"
 
 using namespace hoshmem;
 namespace cpu = hoshmem::atomics::cpu;
@@ -87,62 +88,80 @@ inline void store_fetched(T *fetch_out, T value, const char *routine) {
 
 extern "C" {
 
-#define DEFINE_AMO_STD(P, T, N)                                                                   \
-  T pshmem_##N##_atomic_compare_swap(T *dest, T cond, T value, int pe) {                         \
-    return compare_swap<T>(dest, cond, value, pe, HOSHMEM_ROUTINE);                              \
+// Each routine exists twice from one definition: PREFIX pshmem (the default context, PE as
+// given: the same code as before contexts) and PREFIX pshmem_ctx with a leading context argument
+// whose team translates the PE.
+#define NO_CTX()
+#define WITH_CTX() shmem_ctx_t ctx,
+#define PE_AS_GIVEN pe
+#define PE_OF_CTX ctx_world_pe(ctx, pe, HOSHMEM_ROUTINE)
+
+#define AMO_STD_FORMS(PREFIX, CTX, PE, T, N)                                                      \
+  T PREFIX##_##N##_atomic_compare_swap(CTX() T *dest, T cond, T value, int pe) {                   \
+    return compare_swap<T>(dest, cond, value, PE, HOSHMEM_ROUTINE);                              \
   }                                                                                              \
-  T pshmem_##N##_atomic_fetch_inc(T *dest, int pe) {                                             \
-    return fetch_add<T>(dest, 1, pe, HOSHMEM_ROUTINE);                                           \
+  T PREFIX##_##N##_atomic_fetch_inc(CTX() T *dest, int pe) {                                       \
+    return fetch_add<T>(dest, 1, PE, HOSHMEM_ROUTINE);                                           \
   }                                                                                              \
-  void pshmem_##N##_atomic_inc(T *dest, int pe) { fetch_add<T>(dest, 1, pe, HOSHMEM_ROUTINE); }  \
-  T pshmem_##N##_atomic_fetch_add(T *dest, T value, int pe) {                                    \
-    return fetch_add<T>(dest, value, pe, HOSHMEM_ROUTINE);                                       \
+  void PREFIX##_##N##_atomic_inc(CTX() T *dest, int pe) { fetch_add<T>(dest, 1, PE, HOSHMEM_ROUTINE); } \
+  T PREFIX##_##N##_atomic_fetch_add(CTX() T *dest, T value, int pe) {                              \
+    return fetch_add<T>(dest, value, PE, HOSHMEM_ROUTINE);                                       \
   }                                                                                              \
-  void pshmem_##N##_atomic_add(T *dest, T value, int pe) {                                       \
-    fetch_add<T>(dest, value, pe, HOSHMEM_ROUTINE);                                              \
+  void PREFIX##_##N##_atomic_add(CTX() T *dest, T value, int pe) {                                 \
+    fetch_add<T>(dest, value, PE, HOSHMEM_ROUTINE);                                              \
   }                                                                                              \
-  void pshmem_##N##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond, T value, int pe) {        \
-    store_fetched(fetch, compare_swap<T>(dest, cond, value, pe, HOSHMEM_ROUTINE),                \
+  void PREFIX##_##N##_atomic_compare_swap_nbi(CTX() T *fetch, T *dest, T cond, T value, int pe) {  \
+    store_fetched(fetch, compare_swap<T>(dest, cond, value, PE, HOSHMEM_ROUTINE),                \
                   HOSHMEM_ROUTINE);                                                              \
   }                                                                                              \
-  void pshmem_##N##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe) {                            \
-    store_fetched(fetch, fetch_add<T>(dest, 1, pe, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);           \
+  void PREFIX##_##N##_atomic_fetch_inc_nbi(CTX() T *fetch, T *dest, int pe) {                      \
+    store_fetched(fetch, fetch_add<T>(dest, 1, PE, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);           \
   }                                                                                              \
-  void pshmem_##N##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe) {                   \
-    store_fetched(fetch, fetch_add<T>(dest, value, pe, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);       \
+  void PREFIX##_##N##_atomic_fetch_add_nbi(CTX() T *fetch, T *dest, T value, int pe) {             \
+    store_fetched(fetch, fetch_add<T>(dest, value, PE, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);       \
   }
+#define DEFINE_AMO_STD(P, T, N)                     \
+  AMO_STD_FORMS(pshmem, NO_CTX, PE_AS_GIVEN, T, N) \
+  AMO_STD_FORMS(pshmem_ctx, WITH_CTX, PE_OF_CTX, T, N)
 HOSHMEM_AMO_STD_TYPES(DEFINE_AMO_STD, _)
 
-#define DEFINE_AMO_EXT(P, T, N)                                                                   \
-  T pshmem_##N##_atomic_fetch(const T *source, int pe) {                                         \
-    return fetch<T>(source, pe, HOSHMEM_ROUTINE);                                                \
+#define AMO_EXT_FORMS(PREFIX, CTX, PE, T, N)                                                      \
+  T PREFIX##_##N##_atomic_fetch(CTX() const T *source, int pe) {                                   \
+    return fetch<T>(source, PE, HOSHMEM_ROUTINE);                                                \
   }                                                                                              \
-  void pshmem_##N##_atomic_set(T *dest, T value, int pe) {                                       \
-    set<T>(dest, value, pe, HOSHMEM_ROUTINE);                                                    \
+  void PREFIX##_##N##_atomic_set(CTX() T *dest, T value, int pe) {                                 \
+    set<T>(dest, value, PE, HOSHMEM_ROUTINE);                                                    \
   }                                                                                              \
-  T pshmem_##N##_atomic_swap(T *dest, T value, int pe) {                                         \
-    return swap<T>(dest, value, pe, HOSHMEM_ROUTINE);                                            \
+  T PREFIX##_##N##_atomic_swap(CTX() T *dest, T value, int pe) {                                   \
+    return swap<T>(dest, value, PE, HOSHMEM_ROUTINE);                                            \
   }                                                                                              \
-  void pshmem_##N##_atomic_fetch_nbi(T *fetch_out, const T *source, int pe) {                    \
-    store_fetched(fetch_out, fetch<T>(source, pe, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);            \
+  void PREFIX##_##N##_atomic_fetch_nbi(CTX() T *fetch_out, const T *source, int pe) {              \
+    store_fetched(fetch_out, fetch<T>(source, PE, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);            \
   }                                                                                              \
-  void pshmem_##N##_atomic_swap_nbi(T *fetch_out, T *dest, T value, int pe) {                    \
-    store_fetched(fetch_out, swap<T>(dest, value, pe, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);        \
+  void PREFIX##_##N##_atomic_swap_nbi(CTX() T *fetch_out, T *dest, T value, int pe) {              \
+    store_fetched(fetch_out, swap<T>(dest, value, PE, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);        \
   }
+#define DEFINE_AMO_EXT(P, T, N)                     \
+  AMO_EXT_FORMS(pshmem, NO_CTX, PE_AS_GIVEN, T, N) \
+  AMO_EXT_FORMS(pshmem_ctx, WITH_CTX, PE_OF_CTX, T, N)
 HOSHMEM_AMO_EXT_TYPES(DEFINE_AMO_EXT, _)
 
-#define DEFINE_AMO_BIT_OP(T, N, OP)                                                              \
-  T pshmem_##N##_atomic_fetch_##OP(T *dest, T value, int pe) {                                   \
-    return fetch_##OP<T>(dest, value, pe, HOSHMEM_ROUTINE);                                      \
+#define AMO_BIT_OP_FORMS(PREFIX, CTX, PE, T, N, OP)                                               \
+  T PREFIX##_##N##_atomic_fetch_##OP(CTX() T *dest, T value, int pe) {                             \
+    return fetch_##OP<T>(dest, value, PE, HOSHMEM_ROUTINE);                                      \
   }                                                                                              \
-  void pshmem_##N##_atomic_##OP(T *dest, T value, int pe) {                                      \
-    fetch_##OP<T>(dest, value, pe, HOSHMEM_ROUTINE);                                             \
+  void PREFIX##_##N##_atomic_##OP(CTX() T *dest, T value, int pe) {                                \
+    fetch_##OP<T>(dest, value, PE, HOSHMEM_ROUTINE);                                             \
   }                                                                                              \
-  void pshmem_##N##_atomic_fetch_##OP##_nbi(T *fetch_out, T *dest, T value, int pe) {            \
-    store_fetched(fetch_out, fetch_##OP<T>(dest, value, pe, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);  \
+  void PREFIX##_##N##_atomic_fetch_##OP##_nbi(CTX() T *fetch_out, T *dest, T value, int pe) {      \
+    store_fetched(fetch_out, fetch_##OP<T>(dest, value, PE, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);  \
   }
-#define DEFINE_AMO_BIT(P, T, N) \
-  DEFINE_AMO_BIT_OP(T, N, and) DEFINE_AMO_BIT_OP(T, N, or) DEFINE_AMO_BIT_OP(T, N, xor)
+#define AMO_BIT_FORMS(PREFIX, CTX, PE, T, N)                                            \
+  AMO_BIT_OP_FORMS(PREFIX, CTX, PE, T, N, and) AMO_BIT_OP_FORMS(PREFIX, CTX, PE, T, N, or) \
+  AMO_BIT_OP_FORMS(PREFIX, CTX, PE, T, N, xor)
+#define DEFINE_AMO_BIT(P, T, N)                     \
+  AMO_BIT_FORMS(pshmem, NO_CTX, PE_AS_GIVEN, T, N) \
+  AMO_BIT_FORMS(pshmem_ctx, WITH_CTX, PE_OF_CTX, T, N)
 HOSHMEM_AMO_BIT_TYPES(DEFINE_AMO_BIT, _)
 
 // Deprecated (1.4) names.
@@ -166,30 +185,34 @@ HOSHMEM_AMO_OLD_EXT_TYPES(DEFINE_AMO_OLD_EXT, _)
 
 }  // extern "C"
 
-#define ALIAS_AMO_STD(P, T, N)                                                                   \
-  HOSHMEM_ALIAS(shmem_##N##_atomic_compare_swap);                                                \
-  HOSHMEM_ALIAS(shmem_##N##_atomic_fetch_inc);                                                   \
-  HOSHMEM_ALIAS(shmem_##N##_atomic_inc);                                                         \
-  HOSHMEM_ALIAS(shmem_##N##_atomic_fetch_add);                                                   \
-  HOSHMEM_ALIAS(shmem_##N##_atomic_add);                                                         \
-  HOSHMEM_ALIAS(shmem_##N##_atomic_compare_swap_nbi);                                            \
-  HOSHMEM_ALIAS(shmem_##N##_atomic_fetch_inc_nbi);                                               \
-  HOSHMEM_ALIAS(shmem_##N##_atomic_fetch_add_nbi);
+#define ALIAS_AMO_STD_FORMS(PREFIX, N)                                                          \
+  HOSHMEM_ALIAS(PREFIX##_##N##_atomic_compare_swap);                                             \
+  HOSHMEM_ALIAS(PREFIX##_##N##_atomic_fetch_inc);                                                \
+  HOSHMEM_ALIAS(PREFIX##_##N##_atomic_inc);                                                      \
+  HOSHMEM_ALIAS(PREFIX##_##N##_atomic_fetch_add);                                                \
+  HOSHMEM_ALIAS(PREFIX##_##N##_atomic_add);                                                      \
+  HOSHMEM_ALIAS(PREFIX##_##N##_atomic_compare_swap_nbi);                                         \
+  HOSHMEM_ALIAS(PREFIX##_##N##_atomic_fetch_inc_nbi);                                            \
+  HOSHMEM_ALIAS(PREFIX##_##N##_atomic_fetch_add_nbi);
+#define ALIAS_AMO_STD(P, T, N) ALIAS_AMO_STD_FORMS(shmem, N) ALIAS_AMO_STD_FORMS(shmem_ctx, N)
 HOSHMEM_AMO_STD_TYPES(ALIAS_AMO_STD, _)
 
-#define ALIAS_AMO_EXT(P, T, N)                                                                   \
-  HOSHMEM_ALIAS(shmem_##N##_atomic_fetch);                                                       \
-  HOSHMEM_ALIAS(shmem_##N##_atomic_set);                                                         \
-  HOSHMEM_ALIAS(shmem_##N##_atomic_swap);                                                        \
-  HOSHMEM_ALIAS(shmem_##N##_atomic_fetch_nbi);                                                   \
-  HOSHMEM_ALIAS(shmem_##N##_atomic_swap_nbi);
+#define ALIAS_AMO_EXT_FORMS(PREFIX, N)                                                          \
+  HOSHMEM_ALIAS(PREFIX##_##N##_atomic_fetch);                                                    \
+  HOSHMEM_ALIAS(PREFIX##_##N##_atomic_set);                                                      \
+  HOSHMEM_ALIAS(PREFIX##_##N##_atomic_swap);                                                     \
+  HOSHMEM_ALIAS(PREFIX##_##N##_atomic_fetch_nbi);                                                \
+  HOSHMEM_ALIAS(PREFIX##_##N##_atomic_swap_nbi);
+#define ALIAS_AMO_EXT(P, T, N) ALIAS_AMO_EXT_FORMS(shmem, N) ALIAS_AMO_EXT_FORMS(shmem_ctx, N)
 HOSHMEM_AMO_EXT_TYPES(ALIAS_AMO_EXT, _)
 
-#define ALIAS_AMO_BIT_OP(N, OP)                                                                  \
-  HOSHMEM_ALIAS(shmem_##N##_atomic_fetch_##OP);                                                  \
-  HOSHMEM_ALIAS(shmem_##N##_atomic_##OP);                                                        \
-  HOSHMEM_ALIAS(shmem_##N##_atomic_fetch_##OP##_nbi);
-#define ALIAS_AMO_BIT(P, T, N) ALIAS_AMO_BIT_OP(N, and) ALIAS_AMO_BIT_OP(N, or) ALIAS_AMO_BIT_OP(N, xor)
+#define ALIAS_AMO_BIT_OP(PREFIX, N, OP)                                                         \
+  HOSHMEM_ALIAS(PREFIX##_##N##_atomic_fetch_##OP);                                               \
+  HOSHMEM_ALIAS(PREFIX##_##N##_atomic_##OP);                                                     \
+  HOSHMEM_ALIAS(PREFIX##_##N##_atomic_fetch_##OP##_nbi);
+#define ALIAS_AMO_BIT_FORMS(PREFIX, N) \
+  ALIAS_AMO_BIT_OP(PREFIX, N, and) ALIAS_AMO_BIT_OP(PREFIX, N, or) ALIAS_AMO_BIT_OP(PREFIX, N, xor)
+#define ALIAS_AMO_BIT(P, T, N) ALIAS_AMO_BIT_FORMS(shmem, N) ALIAS_AMO_BIT_FORMS(shmem_ctx, N)
 HOSHMEM_AMO_BIT_TYPES(ALIAS_AMO_BIT, _)
 
 #define ALIAS_AMO_OLD_STD(P, T, N)                                                               \

@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "lib/api/api.h"
+#include "lib/core/team.h"
 
 using namespace hoshmem;
 
@@ -12,6 +13,14 @@ inline void quiet_all() {
   if (rt.remote_atomics) rt.remote_atomics->quiet();
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
+
+void pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes, const char *routine) {
+  if (!ctx || npes == 0) return;
+  if (!target_pes) fatal(routine, "target_pes is NULL with npes = %zu", npes);
+  if (rt.debug)
+    for (size_t i = 0; i < npes; ++i) ctx_world_pe(ctx, target_pes[i], routine);
+  quiet_all();
+}
 }  // namespace
 
 extern "C" {
@@ -19,6 +28,26 @@ extern "C" {
 void pshmem_fence(void) { std::atomic_thread_fence(std::memory_order_release); }
 
 void pshmem_quiet(void) { quiet_all(); }
+
+// On SHMEM_CTX_INVALID fence, quiet and pe_quiet do nothing. A context has no operations of its
+// own in flight intra-node, so its fence and quiet are the default context's.
+void pshmem_ctx_fence(shmem_ctx_t ctx) {
+  if (ctx) std::atomic_thread_fence(std::memory_order_release);
+}
+
+void pshmem_ctx_quiet(shmem_ctx_t ctx) {
+  if (ctx) quiet_all();
+}
+
+// 1.6: quiet restricted to the target PEs (numbered in the context's team). It may cost a full
+// quiet, which is what it does once the PEs are checked; npes == 0 returns at once.
+void pshmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes) {
+  pe_quiet(ctx, target_pes, npes, HOSHMEM_ROUTINE);
+}
+
+void pshmem_pe_quiet(const int *target_pes, size_t npes) {
+  pe_quiet(SHMEM_CTX_DEFAULT, target_pes, npes, HOSHMEM_ROUTINE);
+}
 
 void pshmem_barrier_all(void) {
   if (!rt.initialized) fatal(HOSHMEM_ROUTINE, "called before shmem_init");
@@ -36,5 +65,9 @@ void pshmem_sync_all(void) {
 
 HOSHMEM_ALIAS(shmem_fence);
 HOSHMEM_ALIAS(shmem_quiet);
+HOSHMEM_ALIAS(shmem_ctx_fence);
+HOSHMEM_ALIAS(shmem_ctx_quiet);
+HOSHMEM_ALIAS(shmem_ctx_pe_quiet);
+HOSHMEM_ALIAS(shmem_pe_quiet);
 HOSHMEM_ALIAS(shmem_barrier_all);
 HOSHMEM_ALIAS(shmem_sync_all);

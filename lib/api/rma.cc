@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "lib/api/api.h"
+#include "lib/core/team.h"
 
 using namespace hoshmem;
 
@@ -55,6 +56,43 @@ void iget_elems(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, si
     memcpy(to + i * dst * Size, from + i * sst * Size, Size);
 }
 
+// 1.6 interleaved blocks: block i of bsize elements goes from source[i * sst] to dest[i * dst]
+// (strides in elements, at least bsize).
+template <size_t Size>
+void ib_check(ptrdiff_t dst, ptrdiff_t sst, size_t bsize, const char *routine) {
+  if (dst < 0 || sst < 0 || static_cast<size_t>(dst) < bsize || static_cast<size_t>(sst) < bsize)
+    [[unlikely]]
+    fatal(routine, "strides must be at least the block size (dst=%td, sst=%td, bsize=%zu)", dst,
+          sst, bsize);
+}
+
+template <size_t Size>
+void ibput_blocks(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                  size_t nblocks, int pe, const char *routine) {
+  if (bsize == 0 || nblocks == 0) return;
+  ib_check<Size>(dst, sst, bsize, routine);
+  check_local(source, bsize * Size, "source", routine);
+  const size_t span = ((nblocks - 1) * static_cast<size_t>(dst) + bsize) * Size;
+  char *to = remote_address(dest, span, pe, routine);
+  auto *from = static_cast<const char *>(source);
+  for (size_t i = 0; i < nblocks; ++i)
+    memcpy(to + i * dst * Size, from + i * sst * Size, bsize * Size);
+  notify(pe);
+}
+
+template <size_t Size>
+void ibget_blocks(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                  size_t nblocks, int pe, const char *routine) {
+  if (bsize == 0 || nblocks == 0) return;
+  ib_check<Size>(dst, sst, bsize, routine);
+  check_local(dest, bsize * Size, "dest", routine);
+  const size_t span = ((nblocks - 1) * static_cast<size_t>(sst) + bsize) * Size;
+  const char *from = remote_address(source, span, pe, routine);
+  auto *to = static_cast<char *>(dest);
+  for (size_t i = 0; i < nblocks; ++i)
+    memcpy(to + i * dst * Size, from + i * sst * Size, bsize * Size);
+}
+
 template <class T>
 inline void p_value(T *dest, T value, int pe, const char *routine) {
   char *to = remote_address(dest, sizeof(T), pe, routine);
@@ -74,90 +112,132 @@ inline T g_value(const T *source, int pe, const char *routine) {
 
 extern "C" {
 
-#define DEFINE_RMA_TYPED(P, T, N)                                                                 \
-  void pshmem_##N##_put(T *dest, const T *source, size_t nelems, int pe) {                       \
-    put_bytes(dest, source, nelems * sizeof(T), pe, HOSHMEM_ROUTINE);                            \
+// Every routine exists twice from one definition: PREFIX pshmem with CTX() empty and the PE as
+// given (the default context: exactly the code it had before contexts), and PREFIX pshmem_ctx
+// with a leading context argument whose team translates the PE.
+#define NO_CTX()
+#define WITH_CTX() shmem_ctx_t ctx,
+#define PE_AS_GIVEN pe
+#define PE_OF_CTX ctx_world_pe(ctx, pe, HOSHMEM_ROUTINE)
+
+#define RMA_TYPED_FORMS(PREFIX, CTX, PE, T, N)                                                    \
+  void PREFIX##_##N##_put(CTX() T *dest, const T *source, size_t nelems, int pe) {                 \
+    put_bytes(dest, source, nelems * sizeof(T), PE, HOSHMEM_ROUTINE);                            \
   }                                                                                              \
-  void pshmem_##N##_put_nbi(T *dest, const T *source, size_t nelems, int pe) {                   \
-    put_bytes(dest, source, nelems * sizeof(T), pe, HOSHMEM_ROUTINE);                            \
+  void PREFIX##_##N##_put_nbi(CTX() T *dest, const T *source, size_t nelems, int pe) {             \
+    put_bytes(dest, source, nelems * sizeof(T), PE, HOSHMEM_ROUTINE);                            \
   }                                                                                              \
-  void pshmem_##N##_get(T *dest, const T *source, size_t nelems, int pe) {                       \
-    get_bytes(dest, source, nelems * sizeof(T), pe, HOSHMEM_ROUTINE);                            \
+  void PREFIX##_##N##_get(CTX() T *dest, const T *source, size_t nelems, int pe) {                 \
+    get_bytes(dest, source, nelems * sizeof(T), PE, HOSHMEM_ROUTINE);                            \
   }                                                                                              \
-  void pshmem_##N##_get_nbi(T *dest, const T *source, size_t nelems, int pe) {                   \
-    get_bytes(dest, source, nelems * sizeof(T), pe, HOSHMEM_ROUTINE);                            \
+  void PREFIX##_##N##_get_nbi(CTX() T *dest, const T *source, size_t nelems, int pe) {             \
+    get_bytes(dest, source, nelems * sizeof(T), PE, HOSHMEM_ROUTINE);                            \
   }                                                                                              \
-  void pshmem_##N##_p(T *dest, T value, int pe) { p_value(dest, value, pe, HOSHMEM_ROUTINE); }   \
-  T pshmem_##N##_g(const T *source, int pe) { return g_value(source, pe, HOSHMEM_ROUTINE); }     \
-  void pshmem_##N##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,  \
-                         int pe) {                                                               \
-    iput_elems<sizeof(T)>(dest, source, dst, sst, nelems, pe, HOSHMEM_ROUTINE);                  \
+  void PREFIX##_##N##_p(CTX() T *dest, T value, int pe) { p_value(dest, value, PE, HOSHMEM_ROUTINE); } \
+  T PREFIX##_##N##_g(CTX() const T *source, int pe) { return g_value(source, PE, HOSHMEM_ROUTINE); } \
+  void PREFIX##_##N##_iput(CTX() T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,           \
+                           size_t nelems, int pe) {                                              \
+    iput_elems<sizeof(T)>(dest, source, dst, sst, nelems, PE, HOSHMEM_ROUTINE);                  \
   }                                                                                              \
-  void pshmem_##N##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,  \
-                         int pe) {                                                               \
-    iget_elems<sizeof(T)>(dest, source, dst, sst, nelems, pe, HOSHMEM_ROUTINE);                  \
+  void PREFIX##_##N##_iget(CTX() T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,           \
+                           size_t nelems, int pe) {                                              \
+    iget_elems<sizeof(T)>(dest, source, dst, sst, nelems, PE, HOSHMEM_ROUTINE);                  \
+  }                                                                                              \
+  void PREFIX##_##N##_ibput(CTX() T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,          \
+                            size_t bsize, size_t nblocks, int pe) {                              \
+    ibput_blocks<sizeof(T)>(dest, source, dst, sst, bsize, nblocks, PE, HOSHMEM_ROUTINE);        \
+  }                                                                                              \
+  void PREFIX##_##N##_ibget(CTX() T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,          \
+                            size_t bsize, size_t nblocks, int pe) {                              \
+    ibget_blocks<sizeof(T)>(dest, source, dst, sst, bsize, nblocks, PE, HOSHMEM_ROUTINE); \
   }
+#define DEFINE_RMA_TYPED(P, T, N)                     \
+  RMA_TYPED_FORMS(pshmem, NO_CTX, PE_AS_GIVEN, T, N) \
+  RMA_TYPED_FORMS(pshmem_ctx, WITH_CTX, PE_OF_CTX, T, N)
 HOSHMEM_RMA_TYPES(DEFINE_RMA_TYPED, _)
 
-#define DEFINE_RMA_SIZED(P, B)                                                                   \
-  void pshmem_put##B(void *dest, const void *source, size_t nelems, int pe) {                   \
-    put_bytes(dest, source, nelems * (B / 8), pe, HOSHMEM_ROUTINE);                              \
+#define RMA_SIZED_FORMS(PREFIX, CTX, PE, B)                                                       \
+  void PREFIX##_put##B(CTX() void *dest, const void *source, size_t nelems, int pe) {              \
+    put_bytes(dest, source, nelems * (B / 8), PE, HOSHMEM_ROUTINE);                              \
   }                                                                                              \
-  void pshmem_put##B##_nbi(void *dest, const void *source, size_t nelems, int pe) {             \
-    put_bytes(dest, source, nelems * (B / 8), pe, HOSHMEM_ROUTINE);                              \
+  void PREFIX##_put##B##_nbi(CTX() void *dest, const void *source, size_t nelems, int pe) {        \
+    put_bytes(dest, source, nelems * (B / 8), PE, HOSHMEM_ROUTINE);                              \
   }                                                                                              \
-  void pshmem_get##B(void *dest, const void *source, size_t nelems, int pe) {                   \
-    get_bytes(dest, source, nelems * (B / 8), pe, HOSHMEM_ROUTINE);                              \
+  void PREFIX##_get##B(CTX() void *dest, const void *source, size_t nelems, int pe) {              \
+    get_bytes(dest, source, nelems * (B / 8), PE, HOSHMEM_ROUTINE);                              \
   }                                                                                              \
-  void pshmem_get##B##_nbi(void *dest, const void *source, size_t nelems, int pe) {             \
-    get_bytes(dest, source, nelems * (B / 8), pe, HOSHMEM_ROUTINE);                              \
+  void PREFIX##_get##B##_nbi(CTX() void *dest, const void *source, size_t nelems, int pe) {        \
+    get_bytes(dest, source, nelems * (B / 8), PE, HOSHMEM_ROUTINE);                              \
   }                                                                                              \
-  void pshmem_iput##B(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,             \
-                      size_t nelems, int pe) {                                                   \
-    iput_elems<B / 8>(dest, source, dst, sst, nelems, pe, HOSHMEM_ROUTINE);                      \
+  void PREFIX##_iput##B(CTX() void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,        \
+                        size_t nelems, int pe) {                                                 \
+    iput_elems<B / 8>(dest, source, dst, sst, nelems, PE, HOSHMEM_ROUTINE);                      \
   }                                                                                              \
-  void pshmem_iget##B(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,             \
-                      size_t nelems, int pe) {                                                   \
-    iget_elems<B / 8>(dest, source, dst, sst, nelems, pe, HOSHMEM_ROUTINE);                      \
+  void PREFIX##_iget##B(CTX() void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,        \
+                        size_t nelems, int pe) {                                                 \
+    iget_elems<B / 8>(dest, source, dst, sst, nelems, PE, HOSHMEM_ROUTINE);                      \
+  }                                                                                              \
+  void PREFIX##_ibput##B(CTX() void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,       \
+                         size_t bsize, size_t nblocks, int pe) {                                 \
+    ibput_blocks<B / 8>(dest, source, dst, sst, bsize, nblocks, PE, HOSHMEM_ROUTINE);            \
+  }                                                                                              \
+  void PREFIX##_ibget##B(CTX() void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,       \
+                         size_t bsize, size_t nblocks, int pe) {                                 \
+    ibget_blocks<B / 8>(dest, source, dst, sst, bsize, nblocks, PE, HOSHMEM_ROUTINE);            \
   }
+#define DEFINE_RMA_SIZED(P, B)                     \
+  RMA_SIZED_FORMS(pshmem, NO_CTX, PE_AS_GIVEN, B) \
+  RMA_SIZED_FORMS(pshmem_ctx, WITH_CTX, PE_OF_CTX, B)
 HOSHMEM_RMA_SIZES(DEFINE_RMA_SIZED, _)
 
-void pshmem_putmem(void *dest, const void *source, size_t nelems, int pe) {
-  put_bytes(dest, source, nelems, pe, HOSHMEM_ROUTINE);
-}
-void pshmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe) {
-  put_bytes(dest, source, nelems, pe, HOSHMEM_ROUTINE);
-}
-void pshmem_getmem(void *dest, const void *source, size_t nelems, int pe) {
-  get_bytes(dest, source, nelems, pe, HOSHMEM_ROUTINE);
-}
-void pshmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe) {
-  get_bytes(dest, source, nelems, pe, HOSHMEM_ROUTINE);
-}
+#define RMA_MEM_FORMS(PREFIX, CTX, PE)                                                           \
+  void PREFIX##_putmem(CTX() void *dest, const void *source, size_t nelems, int pe) {              \
+    put_bytes(dest, source, nelems, PE, HOSHMEM_ROUTINE);                                        \
+  }                                                                                              \
+  void PREFIX##_putmem_nbi(CTX() void *dest, const void *source, size_t nelems, int pe) {          \
+    put_bytes(dest, source, nelems, PE, HOSHMEM_ROUTINE);                                        \
+  }                                                                                              \
+  void PREFIX##_getmem(CTX() void *dest, const void *source, size_t nelems, int pe) {              \
+    get_bytes(dest, source, nelems, PE, HOSHMEM_ROUTINE);                                        \
+  }                                                                                              \
+  void PREFIX##_getmem_nbi(CTX() void *dest, const void *source, size_t nelems, int pe) {          \
+    get_bytes(dest, source, nelems, PE, HOSHMEM_ROUTINE);                                        \
+  }
+RMA_MEM_FORMS(pshmem, NO_CTX, PE_AS_GIVEN)
+RMA_MEM_FORMS(pshmem_ctx, WITH_CTX, PE_OF_CTX)
 
 }  // extern "C"
 
-#define ALIAS_RMA_TYPED(P, T, N)                                                                 \
-  HOSHMEM_ALIAS(shmem_##N##_put);                                                                \
-  HOSHMEM_ALIAS(shmem_##N##_put_nbi);                                                            \
-  HOSHMEM_ALIAS(shmem_##N##_get);                                                                \
-  HOSHMEM_ALIAS(shmem_##N##_get_nbi);                                                            \
-  HOSHMEM_ALIAS(shmem_##N##_p);                                                                  \
-  HOSHMEM_ALIAS(shmem_##N##_g);                                                                  \
-  HOSHMEM_ALIAS(shmem_##N##_iput);                                                               \
-  HOSHMEM_ALIAS(shmem_##N##_iget);
+#define ALIAS_RMA_TYPED_FORMS(PREFIX, N)                                                        \
+  HOSHMEM_ALIAS(PREFIX##_##N##_put);                                                             \
+  HOSHMEM_ALIAS(PREFIX##_##N##_put_nbi);                                                         \
+  HOSHMEM_ALIAS(PREFIX##_##N##_get);                                                             \
+  HOSHMEM_ALIAS(PREFIX##_##N##_get_nbi);                                                         \
+  HOSHMEM_ALIAS(PREFIX##_##N##_p);                                                               \
+  HOSHMEM_ALIAS(PREFIX##_##N##_g);                                                               \
+  HOSHMEM_ALIAS(PREFIX##_##N##_iput);                                                            \
+  HOSHMEM_ALIAS(PREFIX##_##N##_iget);                                                            \
+  HOSHMEM_ALIAS(PREFIX##_##N##_ibput);                                                           \
+  HOSHMEM_ALIAS(PREFIX##_##N##_ibget);
+#define ALIAS_RMA_TYPED(P, T, N) ALIAS_RMA_TYPED_FORMS(shmem, N) ALIAS_RMA_TYPED_FORMS(shmem_ctx, N)
 HOSHMEM_RMA_TYPES(ALIAS_RMA_TYPED, _)
 
-#define ALIAS_RMA_SIZED(P, B)                                                                    \
-  HOSHMEM_ALIAS(shmem_put##B);                                                                   \
-  HOSHMEM_ALIAS(shmem_put##B##_nbi);                                                             \
-  HOSHMEM_ALIAS(shmem_get##B);                                                                   \
-  HOSHMEM_ALIAS(shmem_get##B##_nbi);                                                             \
-  HOSHMEM_ALIAS(shmem_iput##B);                                                                  \
-  HOSHMEM_ALIAS(shmem_iget##B);
+#define ALIAS_RMA_SIZED_FORMS(PREFIX, B)                                                        \
+  HOSHMEM_ALIAS(PREFIX##_put##B);                                                                \
+  HOSHMEM_ALIAS(PREFIX##_put##B##_nbi);                                                          \
+  HOSHMEM_ALIAS(PREFIX##_get##B);                                                                \
+  HOSHMEM_ALIAS(PREFIX##_get##B##_nbi);                                                          \
+  HOSHMEM_ALIAS(PREFIX##_iput##B);                                                               \
+  HOSHMEM_ALIAS(PREFIX##_iget##B);                                                               \
+  HOSHMEM_ALIAS(PREFIX##_ibput##B);                                                              \
+  HOSHMEM_ALIAS(PREFIX##_ibget##B);
+#define ALIAS_RMA_SIZED(P, B) ALIAS_RMA_SIZED_FORMS(shmem, B) ALIAS_RMA_SIZED_FORMS(shmem_ctx, B)
 HOSHMEM_RMA_SIZES(ALIAS_RMA_SIZED, _)
 
-HOSHMEM_ALIAS(shmem_putmem);
-HOSHMEM_ALIAS(shmem_putmem_nbi);
-HOSHMEM_ALIAS(shmem_getmem);
-HOSHMEM_ALIAS(shmem_getmem_nbi);
+#define ALIAS_RMA_MEM_FORMS(PREFIX)       \
+  HOSHMEM_ALIAS(PREFIX##_putmem);         \
+  HOSHMEM_ALIAS(PREFIX##_putmem_nbi);     \
+  HOSHMEM_ALIAS(PREFIX##_getmem);         \
+  HOSHMEM_ALIAS(PREFIX##_getmem_nbi);
+ALIAS_RMA_MEM_FORMS(shmem)
+ALIAS_RMA_MEM_FORMS(shmem_ctx)
