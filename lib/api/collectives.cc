@@ -15,6 +15,9 @@ namespace {
 
 char *peer_address(const void *sym, int pe) { return rt.space.translate(sym, pe); }
 
+// Under SHMEM_DEBUG the collectives compare the arguments that must agree across the team.
+const char *debug_check(const char *routine) { return rt.debug ? routine : nullptr; }
+
 void check_members_here(const TeamView &view, const char *routine) {
   if (rt.npes > coll::kMaxChannelPes) [[unlikely]]
     fatal(routine, "collectives support at most %d PEs (job has %d)", coll::kMaxChannelPes,
@@ -129,7 +132,7 @@ void do_broadcast(const TeamView &v, void *dest, const void *source, size_t nele
   const size_t bytes = checked_bytes(nelems, elem_size, routine);
   check_symmetric(dest, bytes, "dest", routine);
   if (v.rank == root) check_symmetric(source, bytes, "source", routine);
-  coll::broadcast(v, peer_address, dest, source, bytes, root, root_copies);
+  coll::broadcast(v, peer_address, dest, source, bytes, root, root_copies, debug_check(routine));
 }
 
 void do_collect(const TeamView &v, void *dest, const void *source, size_t nelems,
@@ -138,7 +141,7 @@ void do_collect(const TeamView &v, void *dest, const void *source, size_t nelems
   check_symmetric(source, bytes, "source", routine);
   if (fixed) {
     check_symmetric(dest, checked_bytes(bytes, v.size, routine), "dest", routine);
-    coll::fcollect(v, peer_address, dest, source, bytes);
+    coll::fcollect(v, peer_address, dest, source, bytes, debug_check(routine));
   } else {
     check_symmetric(dest, bytes, "dest", routine);
     coll::collect(v, peer_address, dest, source, bytes);
@@ -151,7 +154,7 @@ void do_alltoall(const TeamView &v, void *dest, const void *source, ptrdiff_t ds
   const size_t total = checked_bytes(nelems, v.size, routine);
   check_symmetric(dest, strided_span(total, dst, elem_size, routine), "dest", routine);
   check_symmetric(source, strided_span(total, sst, elem_size, routine), "source", routine);
-  coll::alltoall(v, peer_address, dest, source, dst, sst, nelems, elem_size);
+  coll::alltoall(v, peer_address, dest, source, dst, sst, nelems, elem_size, debug_check(routine));
 }
 
 void do_reduce(const TeamView &v, void *dest, const void *source, size_t nelems, size_t elem_size,
@@ -160,7 +163,7 @@ void do_reduce(const TeamView &v, void *dest, const void *source, size_t nelems,
   check_symmetric(dest, bytes, "dest", routine);
   check_symmetric(source, bytes, "source", routine);
   check_in_place_or_disjoint(dest, source, bytes, routine);
-  coll::reduce(v, peer_address, dest, source, nelems, elem_size, combine);
+  coll::reduce(v, peer_address, dest, source, nelems, elem_size, combine, debug_check(routine));
 }
 
 void do_scan(const TeamView &v, void *dest, const void *source, size_t nelems, size_t elem_size,
@@ -169,7 +172,8 @@ void do_scan(const TeamView &v, void *dest, const void *source, size_t nelems, s
   check_symmetric(dest, bytes, "dest", routine);
   check_symmetric(source, bytes, "source", routine);
   check_in_place_or_disjoint(dest, source, bytes, routine);
-  coll::scan(v, peer_address, dest, source, nelems, elem_size, combine, inclusive, identity);
+  coll::scan(v, peer_address, dest, source, nelems, elem_size, combine, inclusive, identity,
+             debug_check(routine));
 }
 
 // --- reduction operators -----------------------------------------------------------------------

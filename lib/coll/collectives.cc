@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "lib/base/error.h"
+
 namespace hoshmem::coll {
 namespace {
 
@@ -35,6 +37,38 @@ void receive(const TeamView &t, int from) {
 // highest bit; children are v + m for powers of two m above v's highest bit.
 int high_bit(int v) { return v ? 1 << (31 - __builtin_clz(static_cast<unsigned>(v))) : 0; }
 int first_child_step(int v) { return v ? high_bit(v) << 1 : 1; }
+
+// Values a member shows the others in its slot, written before the sync that lets them read it.
+// Line 0: collect's sizes; line 1: the arguments compared under SHMEM_DEBUG.
+struct Shown {
+  alignas(64) std::atomic<uint64_t> a, b;
+};
+Shown &shown(const TeamView &t, int member, int line) {
+  return reinterpret_cast<Shown *>(t.scratch(member) + kPublishOffset)[line];
+}
+void show(const TeamView &t, int line, uint64_t a, uint64_t b) {
+  Shown &s = shown(t, t.rank, line);
+  s.a.store(a, std::memory_order_relaxed);
+  s.b.store(b, std::memory_order_relaxed);
+}
+
+// SHMEM_DEBUG: every member must pass the same (a, b); a mismatch is fatal on the PE that sees
+// it. Costs two syncs (the second keeps a fast member from overwriting its values while a slow one
+// still compares), so it runs only when `check` names the routine.
+void agree(const TeamView &t, uint64_t a, uint64_t b, const char *names, const char *check) {
+  if (!check || t.size == 1) return;
+  show(t, 1, a, b);
+  sync(t);
+  for (int m = 0; m < t.size; ++m) {
+    Shown &s = shown(t, m, 1);
+    const uint64_t ma = s.a.load(std::memory_order_relaxed), mb = s.b.load(std::memory_order_relaxed);
+    if (ma != a || mb != b) [[unlikely]]
+      fatal(check, "arguments differ across the team: (%s) is (%llu, %llu) here, (%llu, %llu) on PE %d",
+            names, static_cast<unsigned long long>(a), static_cast<unsigned long long>(b),
+            static_cast<unsigned long long>(ma), static_cast<unsigned long long>(mb), t.world[m]);
+  }
+  sync(t);
+}
 
 char *staging(const TeamView &t, int member) { return t.scratch(member) + kStagingOffset; }
 
@@ -129,9 +163,10 @@ void sync(const TeamView &t) {
 }
 
 void broadcast(const TeamView &t, PeerAddress peer, void *dest, const void *source, size_t bytes,
-               int root, bool root_copies) {
+               int root, bool root_copies, const char *check) {
   const int n = t.size;
   const int v = (t.rank - root + n) % n;
+  agree(t, bytes, root, "bytes, PE_root", check);
   if (bytes == 0) return;
   if (v == 0 && root_copies && dest != source) memmove(dest, source, bytes);
   if (n == 1) return;
@@ -152,7 +187,7 @@ void broadcast(const TeamView &t, PeerAddress peer, void *dest, const void *sour
     const size_t len = std::min(chunk, bytes - at);
     if (v > 0) {
       receive(t, parent);
-      memcpy(static_cast<char *>(dest) + at, from + at, len);
+      if (len) memcpy(static_cast<char *>(dest) + at, from + at, len);
     }
     // Largest subtree first: it has the longest way to go.
     for (int m = last; m >= first; m >>= 1) send(t, member(v + m));
@@ -176,7 +211,9 @@ void gather_blocks(const TeamView &t, PeerAddress peer, void *dest, const void *
 }
 }  // namespace
 
-void fcollect(const TeamView &t, PeerAddress peer, void *dest, const void *source, size_t bytes) {
+void fcollect(const TeamView &t, PeerAddress peer, void *dest, const void *source, size_t bytes,
+              const char *check) {
+  agree(t, bytes, 0, "bytes, 0", check);
   if (bytes == 0) return;
   std::vector<size_t> sizes(t.size, bytes);
   sync(t);
@@ -187,19 +224,18 @@ void fcollect(const TeamView &t, PeerAddress peer, void *dest, const void *sourc
 void collect(const TeamView &t, PeerAddress peer, void *dest, const void *source, size_t bytes) {
   // Each member shows its size in its own slot; read after the first sync, rewritten only by the
   // next collect, which nobody can start before everyone passed the second sync.
-  auto *shown = reinterpret_cast<std::atomic<uint64_t> *>(t.my_scratch() + kPublishOffset);
-  shown->store(bytes, std::memory_order_relaxed);
+  show(t, 0, bytes, 0);
   sync(t);
   std::vector<size_t> sizes(t.size);
-  for (int m = 0; m < t.size; ++m)
-    sizes[m] = reinterpret_cast<std::atomic<uint64_t> *>(t.scratch(m) + kPublishOffset)
-                   ->load(std::memory_order_relaxed);
+  for (int m = 0; m < t.size; ++m) sizes[m] = shown(t, m, 0).a.load(std::memory_order_relaxed);
   gather_blocks(t, peer, dest, source, sizes.data());
   sync(t);
 }
 
 void alltoall(const TeamView &t, PeerAddress peer, void *dest, const void *source, ptrdiff_t dst,
-              ptrdiff_t sst, size_t nelems, size_t elem_size) {
+              ptrdiff_t sst, size_t nelems, size_t elem_size, const char *check) {
+  const uint64_t strides = static_cast<uint64_t>(dst) << 32 | static_cast<uint32_t>(sst);
+  agree(t, nelems * elem_size, strides, "bytes, dst << 32 | sst", check);
   if (nelems == 0) return;
   const int n = t.size, me = t.rank;
   const size_t src_block = nelems * sst * elem_size, dst_block = nelems * dst * elem_size;
@@ -214,8 +250,9 @@ void alltoall(const TeamView &t, PeerAddress peer, void *dest, const void *sourc
 }
 
 void reduce(const TeamView &t, PeerAddress peer, void *dest, const void *source, size_t nelems,
-            size_t elem_size, Combine combine) {
+            size_t elem_size, Combine combine, const char *check) {
   const size_t bytes = nelems * elem_size;
+  agree(t, nelems, elem_size, "nelems, element size", check);
   if (bytes == 0) return;
   if (t.size == 1) {
     if (dest != source) memmove(dest, source, bytes);
@@ -228,8 +265,10 @@ void reduce(const TeamView &t, PeerAddress peer, void *dest, const void *source,
 }
 
 void scan(const TeamView &t, PeerAddress peer, void *dest, const void *source, size_t nelems,
-          size_t elem_size, Combine combine, bool inclusive, const void *identity) {
+          size_t elem_size, Combine combine, bool inclusive, const void *identity,
+          const char *check) {
   const size_t bytes = nelems * elem_size;
+  agree(t, nelems, elem_size, "nelems, element size", check);
   if (bytes == 0) return;
   const int upto = inclusive ? t.rank : t.rank - 1;  // last member included
   std::vector<char> acc(bytes);
@@ -241,7 +280,7 @@ void scan(const TeamView &t, PeerAddress peer, void *dest, const void *source, s
     for (int m = 1; m <= upto; ++m) combine(acc.data(), peer(source, t.world[m]), nelems);
   }
   sync(t);  // nobody reads my source any more (it may be dest)
-  memcpy(dest, acc.data(), bytes);
+  if (bytes) memcpy(dest, acc.data(), bytes);
 }
 
 }  // namespace hoshmem::coll

@@ -44,32 +44,38 @@ using PeerAddress = char *(*)(const void *sym, int world_pe);
 // acc[i] = acc[i] op in[i] for i < nelems.
 using Combine = void (*)(void *acc, const void *in, size_t nelems);
 
+// Every operation below takes `check`: when not null (SHMEM_DEBUG), members compare the arguments
+// that must agree across the team (sizes, root, strides) wherever one member already reads
+// another's scratch, and a mismatch is fatal with `check` as the routine name.
+
 // Dissemination barrier over the members' channels: orders memory, completes nothing remote.
 void sync(const TeamView &team);
 
 // Pipelined binomial-tree broadcast from member `root`. Non-roots read their parent's copy after
 // the parent announced it; the root's dest is written only when `root_copies` (team form).
 void broadcast(const TeamView &team, PeerAddress peer, void *dest, const void *source,
-               size_t bytes, int root, bool root_copies);
+               size_t bytes, int root, bool root_copies, const char *check);
 
 // Concatenation in member order of `bytes` (same on all: fcollect) or of each member's own count
 // (collect). Every member reads each peer's source directly, in ring order from its right
 // neighbour, between two syncs.
-void fcollect(const TeamView &team, PeerAddress peer, void *dest, const void *source, size_t bytes);
+void fcollect(const TeamView &team, PeerAddress peer, void *dest, const void *source, size_t bytes,
+              const char *check);
 void collect(const TeamView &team, PeerAddress peer, void *dest, const void *source, size_t bytes);
 
 // Block j of member i's source (nelems elements of elem_size, element stride sst) lands as block i
 // of member j's dest (stride dst). Pairwise: at step s member i reads from member i + s.
 void alltoall(const TeamView &team, PeerAddress peer, void *dest, const void *source,
-              ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem_size);
+              ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem_size, const char *check);
 
 // dest = source combined over all members (dest == source allowed).
 void reduce(const TeamView &team, PeerAddress peer, void *dest, const void *source, size_t nelems,
-            size_t elem_size, Combine combine);
+            size_t elem_size, Combine combine, const char *check);
 
 // Prefix reductions (1.6 scans): member i gets members 0..i (inclusive) or 0..i-1 (exclusive;
 // member 0 gets `identity` repeated).
 void scan(const TeamView &team, PeerAddress peer, void *dest, const void *source, size_t nelems,
-          size_t elem_size, Combine combine, bool inclusive, const void *identity);
+          size_t elem_size, Combine combine, bool inclusive, const void *identity,
+          const char *check);
 
 }  // namespace hoshmem::coll

@@ -1,7 +1,9 @@
 /* Bad collective arguments: one clear line naming the routine, a non-zero exit, no hang.
  * COLL_BAD selects the case: team (SHMEM_TEAM_INVALID), root (PE_root out of range), nelems (past
  * the end of the symmetric object, SHMEM_DEBUG), psync (pSync not SHMEM_SYNC_VALUE, SHMEM_DEBUG),
- * aset (calling PE outside the active set), stride (alltoalls with stride 0). */
+ * aset (calling PE outside the active set), stride (alltoalls with stride 0), and under SHMEM_DEBUG
+ * arguments that differ across the team: mismatch_bcast (PE_root), mismatch_reduce (nreduce, one
+ * PE passes 0), mismatch_fcollect (nelems). */
 #include "coll_common.h"
 
 static long psync[SHMEM_SYNC_SIZE];
@@ -30,6 +32,17 @@ int main(void) {
     shmem_sync(start, 0, 1, psync);
   } else if (!strcmp(which, "stride")) {
     shmem_long_alltoalls(SHMEM_TEAM_WORLD, out, buf, 0, 1, 1);
+  } else if (!strcmp(which, "mismatch_bcast")) {
+    shmem_long_broadcast(SHMEM_TEAM_WORLD, out, buf, 4, shtest_me == 1 ? 0 : 1);
+  } else if (!strcmp(which, "mismatch_reduce")) {
+    shmem_long_sum_reduce(SHMEM_TEAM_WORLD, out, buf, shtest_me == shtest_npes - 1 ? 0 : 8);
+  } else if (!strcmp(which, "mismatch_fcollect")) {
+    shmem_long_fcollect(SHMEM_TEAM_WORLD, out, buf, shtest_me == 0 ? 3 : 4);
+  }
+  if (shtest_npes == 1 && !strncmp(which, "mismatch", 8)) {
+    /* one PE cannot disagree with itself: the call must simply work */
+    shtest_done("coll_bad (single PE)");
+    return 0;
   }
   SHT_FAIL("the bad call %s returned", which);
   return 0;
