@@ -11,6 +11,9 @@
 
 using namespace hoshmem;
 
+// lib/coll keeps out of the bytes that team management reserves at the end of every slot.
+static_assert(coll::kMgmtReserveBytes == kTeamMgmtBytes);
+
 namespace {
 
 char *peer_address(const void *sym, int pe) { return rt.space.translate(sym, pe); }
@@ -33,6 +36,7 @@ const TeamView &team_view(shmem_team_t team, const char *routine) {
     fatal(routine, "called before shmem_init");
   if (team == SHMEM_TEAM_INVALID) [[unlikely]]
     fatal(routine, "team is SHMEM_TEAM_INVALID");
+  check_team(team, routine);  // SHMEM_DEBUG: a destroyed or foreign handle
   if (team->view.rank < 0 || team->view.size < 1) [[unlikely]]
     fatal(routine, "this PE is not a member of the team");
   if (rt.debug) check_members_here(team->view, routine);

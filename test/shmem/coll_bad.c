@@ -3,7 +3,7 @@
  * the end of the symmetric object, SHMEM_DEBUG), psync (pSync not SHMEM_SYNC_VALUE, SHMEM_DEBUG),
  * aset (calling PE outside the active set), stride (alltoalls with stride 0), and under SHMEM_DEBUG
  * arguments that differ across the team: mismatch_bcast (PE_root), mismatch_reduce (nreduce, one
- * PE passes 0), mismatch_fcollect (nelems). */
+ * PE passes 0), mismatch_fcollect (nelems); destroyed (a destroyed team handle, SHMEM_DEBUG). */
 #include "coll_common.h"
 
 static long psync[SHMEM_SYNC_SIZE];
@@ -32,6 +32,13 @@ int main(void) {
     shmem_sync(start, 0, 1, psync);
   } else if (!strcmp(which, "stride")) {
     shmem_long_alltoalls(SHMEM_TEAM_WORLD, out, buf, 0, 1, 1);
+  } else if (!strcmp(which, "destroyed")) {
+    shmem_team_t team;
+    CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, shtest_npes, NULL, 0, &team) == 0,
+          "split failed");
+    shmem_team_destroy(team);
+    shmem_long_or_to_all(out, buf, 4, 0, 0, shtest_npes, out + 8, psync); /* still fine */
+    shmem_long_fcollect(team, out, buf, 4);
   } else if (!strcmp(which, "mismatch_bcast")) {
     shmem_long_broadcast(SHMEM_TEAM_WORLD, out, buf, 4, shtest_me == 1 ? 0 : 1);
   } else if (!strcmp(which, "mismatch_reduce")) {

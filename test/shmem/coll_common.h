@@ -41,10 +41,9 @@ static inline struct sht_team sht_world(void) {
   return t;
 }
 
-/* Runs fn(&team) on split teams of WORLD (and a split of each) when SHT_HAVE_SPLIT is defined. */
-#ifdef SHT_HAVE_SPLIT
+/* Runs fn(&team) on split teams of WORLD, and on a split of each. */
 #define SHT_FOR_SPLIT_TEAMS(fn) sht_for_split_teams(fn)
-static void sht_for_split_teams(void (*fn)(const struct sht_team *)) {
+static inline void sht_for_split_teams(void (*fn)(const struct sht_team *)) {
   /* (start, stride, size) triplets over WORLD: everyone but PE 0; every second PE; the last
    * PEs in reverse order (1.6 negative stride); and a split of a split. */
   const int n = shtest_npes;
@@ -77,8 +76,5 @@ static void sht_for_split_teams(void (*fn)(const struct sht_team *)) {
     shmem_barrier_all();
   }
 }
-#else
-#define SHT_FOR_SPLIT_TEAMS(fn) ((void)0)
-#endif
 
 #endif
