@@ -96,15 +96,17 @@ extern const int hoshmem_no_routine_for_these_argument_types;
            default: _Generic(HOSHMEM_G_ARG1(__VA_ARGS__, 0),                                     \
                              LIST(E, shmem, OP) default: HOSHMEM_G_NONE))(__VA_ARGS__)
 
-/* --- RMA (the ctx_ overloads are added when the shmem_ctx_ RMA routines exist) ---------------- */
-#define shmem_put(...) HOSHMEM_G_PLAIN(HOSHMEM_G_RMA_LIST, HOSHMEM_G_ENTRY, put, __VA_ARGS__)
-#define shmem_get(...) HOSHMEM_G_PLAIN(HOSHMEM_G_RMA_LIST, HOSHMEM_G_ENTRY, get, __VA_ARGS__)
-#define shmem_p(...) HOSHMEM_G_PLAIN(HOSHMEM_G_RMA_LIST, HOSHMEM_G_ENTRY, p, __VA_ARGS__)
-#define shmem_g(...) HOSHMEM_G_PLAIN(HOSHMEM_G_RMA_LIST, HOSHMEM_G_ENTRY_C, g, __VA_ARGS__)
-#define shmem_iput(...) HOSHMEM_G_PLAIN(HOSHMEM_G_RMA_LIST, HOSHMEM_G_ENTRY, iput, __VA_ARGS__)
-#define shmem_iget(...) HOSHMEM_G_PLAIN(HOSHMEM_G_RMA_LIST, HOSHMEM_G_ENTRY, iget, __VA_ARGS__)
-#define shmem_put_nbi(...) HOSHMEM_G_PLAIN(HOSHMEM_G_RMA_LIST, HOSHMEM_G_ENTRY, put_nbi, __VA_ARGS__)
-#define shmem_get_nbi(...) HOSHMEM_G_PLAIN(HOSHMEM_G_RMA_LIST, HOSHMEM_G_ENTRY, get_nbi, __VA_ARGS__)
+/* --- RMA --------------------------------------------------------------------------------------- */
+#define shmem_put(...) HOSHMEM_G_CTX(HOSHMEM_G_RMA_LIST, HOSHMEM_G_ENTRY, put, __VA_ARGS__)
+#define shmem_get(...) HOSHMEM_G_CTX(HOSHMEM_G_RMA_LIST, HOSHMEM_G_ENTRY, get, __VA_ARGS__)
+#define shmem_p(...) HOSHMEM_G_CTX(HOSHMEM_G_RMA_LIST, HOSHMEM_G_ENTRY, p, __VA_ARGS__)
+#define shmem_g(...) HOSHMEM_G_CTX(HOSHMEM_G_RMA_LIST, HOSHMEM_G_ENTRY_C, g, __VA_ARGS__)
+#define shmem_iput(...) HOSHMEM_G_CTX(HOSHMEM_G_RMA_LIST, HOSHMEM_G_ENTRY, iput, __VA_ARGS__)
+#define shmem_iget(...) HOSHMEM_G_CTX(HOSHMEM_G_RMA_LIST, HOSHMEM_G_ENTRY, iget, __VA_ARGS__)
+#define shmem_ibput(...) HOSHMEM_G_CTX(HOSHMEM_G_RMA_LIST, HOSHMEM_G_ENTRY, ibput, __VA_ARGS__)
+#define shmem_ibget(...) HOSHMEM_G_CTX(HOSHMEM_G_RMA_LIST, HOSHMEM_G_ENTRY, ibget, __VA_ARGS__)
+#define shmem_put_nbi(...) HOSHMEM_G_CTX(HOSHMEM_G_RMA_LIST, HOSHMEM_G_ENTRY, put_nbi, __VA_ARGS__)
+#define shmem_get_nbi(...) HOSHMEM_G_CTX(HOSHMEM_G_RMA_LIST, HOSHMEM_G_ENTRY, get_nbi, __VA_ARGS__)
 
 /* --- signals ------------------------------------------------------------------------------------ */
 #define shmem_put_signal(...)                                                                    \
@@ -119,51 +121,51 @@ extern const int hoshmem_no_routine_for_these_argument_types;
   _Generic(HOSHMEM_G_ARG1(__VA_ARGS__, 0), shmem_ctx_t: shmem_ctx_signal_set,                    \
            default: shmem_signal_set)(__VA_ARGS__)
 
-/* --- AMO (the ctx_ overloads are added when the shmem_ctx_ AMO routines exist) ----------------- */
+/* --- AMO --------------------------------------------------------------------------------------- */
 #define shmem_atomic_fetch(...)                                                                  \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_EXT_LIST, HOSHMEM_G_ENTRY_C, atomic_fetch, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_EXT_LIST, HOSHMEM_G_ENTRY_C, atomic_fetch, __VA_ARGS__)
 #define shmem_atomic_set(...)                                                                    \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_EXT_LIST, HOSHMEM_G_ENTRY, atomic_set, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_EXT_LIST, HOSHMEM_G_ENTRY, atomic_set, __VA_ARGS__)
 #define shmem_atomic_swap(...)                                                                   \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_EXT_LIST, HOSHMEM_G_ENTRY, atomic_swap, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_EXT_LIST, HOSHMEM_G_ENTRY, atomic_swap, __VA_ARGS__)
 #define shmem_atomic_fetch_nbi(...)                                                              \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_EXT_LIST, HOSHMEM_G_ENTRY, atomic_fetch_nbi, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_EXT_LIST, HOSHMEM_G_ENTRY, atomic_fetch_nbi, __VA_ARGS__)
 #define shmem_atomic_swap_nbi(...)                                                               \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_EXT_LIST, HOSHMEM_G_ENTRY, atomic_swap_nbi, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_EXT_LIST, HOSHMEM_G_ENTRY, atomic_swap_nbi, __VA_ARGS__)
 #define shmem_atomic_compare_swap(...)                                                           \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_STD_LIST, HOSHMEM_G_ENTRY, atomic_compare_swap, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_STD_LIST, HOSHMEM_G_ENTRY, atomic_compare_swap, __VA_ARGS__)
 #define shmem_atomic_fetch_inc(...)                                                              \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_STD_LIST, HOSHMEM_G_ENTRY, atomic_fetch_inc, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_STD_LIST, HOSHMEM_G_ENTRY, atomic_fetch_inc, __VA_ARGS__)
 #define shmem_atomic_inc(...)                                                                    \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_STD_LIST, HOSHMEM_G_ENTRY, atomic_inc, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_STD_LIST, HOSHMEM_G_ENTRY, atomic_inc, __VA_ARGS__)
 #define shmem_atomic_fetch_add(...)                                                              \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_STD_LIST, HOSHMEM_G_ENTRY, atomic_fetch_add, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_STD_LIST, HOSHMEM_G_ENTRY, atomic_fetch_add, __VA_ARGS__)
 #define shmem_atomic_add(...)                                                                    \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_STD_LIST, HOSHMEM_G_ENTRY, atomic_add, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_STD_LIST, HOSHMEM_G_ENTRY, atomic_add, __VA_ARGS__)
 #define shmem_atomic_compare_swap_nbi(...)                                                       \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_STD_LIST, HOSHMEM_G_ENTRY, atomic_compare_swap_nbi, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_STD_LIST, HOSHMEM_G_ENTRY, atomic_compare_swap_nbi, __VA_ARGS__)
 #define shmem_atomic_fetch_inc_nbi(...)                                                          \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_STD_LIST, HOSHMEM_G_ENTRY, atomic_fetch_inc_nbi, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_STD_LIST, HOSHMEM_G_ENTRY, atomic_fetch_inc_nbi, __VA_ARGS__)
 #define shmem_atomic_fetch_add_nbi(...)                                                          \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_STD_LIST, HOSHMEM_G_ENTRY, atomic_fetch_add_nbi, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_STD_LIST, HOSHMEM_G_ENTRY, atomic_fetch_add_nbi, __VA_ARGS__)
 #define shmem_atomic_fetch_and(...)                                                              \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_BIT_LIST, HOSHMEM_G_ENTRY, atomic_fetch_and, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_BIT_LIST, HOSHMEM_G_ENTRY, atomic_fetch_and, __VA_ARGS__)
 #define shmem_atomic_and(...)                                                                    \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_BIT_LIST, HOSHMEM_G_ENTRY, atomic_and, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_BIT_LIST, HOSHMEM_G_ENTRY, atomic_and, __VA_ARGS__)
 #define shmem_atomic_fetch_or(...)                                                               \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_BIT_LIST, HOSHMEM_G_ENTRY, atomic_fetch_or, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_BIT_LIST, HOSHMEM_G_ENTRY, atomic_fetch_or, __VA_ARGS__)
 #define shmem_atomic_or(...)                                                                     \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_BIT_LIST, HOSHMEM_G_ENTRY, atomic_or, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_BIT_LIST, HOSHMEM_G_ENTRY, atomic_or, __VA_ARGS__)
 #define shmem_atomic_fetch_xor(...)                                                              \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_BIT_LIST, HOSHMEM_G_ENTRY, atomic_fetch_xor, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_BIT_LIST, HOSHMEM_G_ENTRY, atomic_fetch_xor, __VA_ARGS__)
 #define shmem_atomic_xor(...)                                                                    \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_BIT_LIST, HOSHMEM_G_ENTRY, atomic_xor, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_BIT_LIST, HOSHMEM_G_ENTRY, atomic_xor, __VA_ARGS__)
 #define shmem_atomic_fetch_and_nbi(...)                                                          \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_BIT_LIST, HOSHMEM_G_ENTRY, atomic_fetch_and_nbi, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_BIT_LIST, HOSHMEM_G_ENTRY, atomic_fetch_and_nbi, __VA_ARGS__)
 #define shmem_atomic_fetch_or_nbi(...)                                                           \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_BIT_LIST, HOSHMEM_G_ENTRY, atomic_fetch_or_nbi, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_BIT_LIST, HOSHMEM_G_ENTRY, atomic_fetch_or_nbi, __VA_ARGS__)
 #define shmem_atomic_fetch_xor_nbi(...)                                                          \
-  HOSHMEM_G_PLAIN(HOSHMEM_G_AMO_BIT_LIST, HOSHMEM_G_ENTRY, atomic_fetch_xor_nbi, __VA_ARGS__)
+  HOSHMEM_G_CTX(HOSHMEM_G_AMO_BIT_LIST, HOSHMEM_G_ENTRY, atomic_fetch_xor_nbi, __VA_ARGS__)
 
 /* deprecated (1.4) generic AMO names; no context overload */
 #define shmem_fetch(...) HOSHMEM_G_PLAIN(HOSHMEM_G_OLD_EXT_LIST, HOSHMEM_G_ENTRY_C, fetch, __VA_ARGS__)

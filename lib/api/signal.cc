@@ -18,14 +18,6 @@ using atomics::AmoOp;
 
 namespace {
 
-// World PE of `pe` on `ctx` (PE numbers on a team context are team-relative).
-// TODO(sync): switch to core's ctx_world_pe (debug liveness check) once it is committed.
-inline int world_pe_of(shmem_ctx_t ctx, int pe, const char *routine) {
-  if (!ctx) [[unlikely]]
-    fatal(routine, "invalid context (SHMEM_CTX_INVALID)");
-  return team_world_pe(ctx->team, pe, routine);
-}
-
 inline void check_sig_op(int sig_op, const char *routine) {
   if (sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD) [[unlikely]]
     fatal(routine, "invalid sig_op %d (use SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD)", sig_op);
@@ -88,7 +80,7 @@ extern "C" {
   void p##CTXNAME(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, uint64_t *sig_addr,  \
                   uint64_t signal, int sig_op, int pe) {                                         \
     put_signal(dest, source, nelems * (SIZE), sig_addr, signal, sig_op,                          \
-               world_pe_of(ctx, pe, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);                         \
+               ctx_world_pe(ctx, pe, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);                         \
   }
 
 #define DEFINE_PUT_SIGNAL_TYPED(P, T, N)                                                          \
@@ -116,11 +108,11 @@ void pshmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe) {
   update_signal(sig_addr, signal, SHMEM_SIGNAL_SET, pe, HOSHMEM_ROUTINE);
 }
 void pshmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) {
-  update_signal(sig_addr, signal, SHMEM_SIGNAL_ADD, world_pe_of(ctx, pe, HOSHMEM_ROUTINE),
+  update_signal(sig_addr, signal, SHMEM_SIGNAL_ADD, ctx_world_pe(ctx, pe, HOSHMEM_ROUTINE),
                 HOSHMEM_ROUTINE);
 }
 void pshmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) {
-  update_signal(sig_addr, signal, SHMEM_SIGNAL_SET, world_pe_of(ctx, pe, HOSHMEM_ROUTINE),
+  update_signal(sig_addr, signal, SHMEM_SIGNAL_SET, ctx_world_pe(ctx, pe, HOSHMEM_ROUTINE),
                 HOSHMEM_ROUTINE);
 }
 

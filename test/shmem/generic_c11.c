@@ -2,7 +2,9 @@
  * - each generic selects the typed routine of its argument's type (compile-time checks on the
  *   result type, runtime checks that values of every base type round-trip through the right
  *   neighbour unchanged, which a wrong-size routine would not do);
- * - ctx overloads (put_signal, signal_add/set) select by the first argument;
+ * - ctx overloads (RMA incl. ibput/ibget, AMO, put_signal, signal_add/set) select by the first
+ *   argument, on a created context and on SHMEM_CTX_DEFAULT;
+ * - collectives select by dest, shmem_sync by its first argument (team or int);
  * - the deprecated generic AMO names and the deprecated C routine shmem_wait_until(long *, int,
  *   long) still compile and work, also called by name as (shmem_wait_until)(...). */
 #define _DEFAULT_SOURCE /* usleep, sysconf in shtest.h under strict C11 */
@@ -198,6 +200,52 @@ static void test_signal_and_p2p(void) {
   shmem_barrier_all();
 }
 
+/* ctx overloads: a shmem_ctx_t first argument selects the shmem_ctx_ routine of the next
+ * argument's type (on a created context and on the default one) */
+static void test_ctx_overloads(void) {
+  shmem_ctx_t ctx;
+  CHECK(shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx) == 0, "shmem_ctx_create");
+  static double d[6], dsrc[6];
+  static unsigned long long u;
+  static int32_t i32;
+  for (int i = 0; i < 6; i++) dsrc[i] = shtest_me + i / 8.0;
+  shmem_barrier_all();
+  u = 0;
+  i32 = 0;
+  for (int i = 0; i < 6; i++) d[i] = -1;
+  shmem_barrier_all();
+  shmem_put(ctx, d, dsrc, 2, right);
+  shmem_p(SHMEM_CTX_DEFAULT, &d[2], 0.25 + shtest_me, right);
+  shmem_ibput(ctx, &d[3], &dsrc[3], 2, 2, 1, 1, right); /* one block of 1: d[3] = dsrc[3] */
+  shmem_put_nbi(ctx, &d[4], &dsrc[4], 2, right);
+  _Static_assert(IS(shmem_atomic_fetch_add(ctx, &u, 1ull, 0), unsigned long long), "ctx fetch_add");
+  _Static_assert(IS(shmem_g(ctx, &d[0], 0), double), "ctx g(double *)");
+  (void)shmem_atomic_fetch_add(ctx, &u, 1ull << 33, 0);
+  shmem_atomic_inc(SHMEM_CTX_DEFAULT, &u, 0);
+  shmem_atomic_xor(ctx, &i32, (int32_t)1 << (shtest_me % 31), 0);
+  shmem_ctx_quiet(ctx);
+  shmem_barrier_all();
+  for (int i = 0; i < 6; i++) {
+    double want = i == 2 ? 0.25 + left : left + i / 8.0;
+    CHECK(d[i] == want, "ctx put/p/ibput/put_nbi(double) element %d: %g, want %g", i, d[i], want);
+  }
+  double g1 = shmem_g(ctx, &d[1], right), got[2];
+  CHECK(g1 == shtest_me + 1 / 8.0, "shmem_g(ctx, double *)");
+  shmem_get(SHMEM_CTX_DEFAULT, got, d, 2, right);
+  shmem_ibget(ctx, &got[1], &d[3], 1, 1, 1, 1, right);
+  CHECK(got[0] == shtest_me && got[1] == shtest_me + 3 / 8.0, "ctx get/ibget(double)");
+  const double *cd = &d[5];
+  CHECK(shmem_atomic_fetch(ctx, cd, right) == shtest_me + 5 / 8.0, "shmem_atomic_fetch(ctx, const double *)");
+  if (shtest_me == 0) {
+    int32_t bits = 0;
+    for (int pe = 0; pe < shtest_npes; pe++) bits ^= (int32_t)1 << (pe % 31);
+    CHECK(u == (unsigned long long)shtest_npes * ((1ull << 33) + 1), "ctx atomic fetch_add/inc(ull) %llu", u);
+    CHECK(i32 == bits, "ctx atomic_xor(int32_t)");
+  }
+  shmem_barrier_all();
+  shmem_ctx_destroy(ctx);
+}
+
 /* collectives by generic name (dest type selects the routine), and both shmem_sync forms */
 static void test_collectives(void) {
   int n = shtest_npes;
@@ -271,6 +319,7 @@ int main(void) {
   test_amo();
   test_signal_and_p2p();
   test_collectives();
+  test_ctx_overloads();
   shtest_done("generic_c11");
   return 0;
 }
