@@ -41,12 +41,18 @@ static inline struct sht_team sht_world(void) {
   return t;
 }
 
-/* Runs fn(&team) on split teams of WORLD, and on a split of each. */
+/* Runs fn(&team) on SHMEM_TEAM_SHARED, on split teams of WORLD, and on a split of each. */
 #define SHT_FOR_SPLIT_TEAMS(fn) sht_for_split_teams(fn)
 static inline void sht_for_split_teams(void (*fn)(const struct sht_team *)) {
   /* (start, stride, size) triplets over WORLD: everyone but PE 0; every second PE; the last
    * PEs in reverse order (1.6 negative stride); and a split of a split. */
   const int n = shtest_npes;
+  /* SHMEM_TEAM_SHARED: every PE on this node (its own scratch slot, not WORLD's) */
+  struct sht_team shared = {SHMEM_TEAM_SHARED, shmem_team_my_pe(SHMEM_TEAM_SHARED),
+                            shmem_team_n_pes(SHMEM_TEAM_SHARED), "SHMEM_TEAM_SHARED", 0};
+  shared.right_world =
+      shmem_team_translate_pe(SHMEM_TEAM_SHARED, (shared.me + 1) % shared.n, SHMEM_TEAM_WORLD);
+  fn(&shared);
   struct { int start, stride, size; const char *name; } splits[] = {
       {n > 1 ? 1 : 0, 1, n > 1 ? n - 1 : 1, "split(1,1,n-1)"},
       {0, 2, (n + 1) / 2, "split(0,2,ceil(n/2))"},
