@@ -264,23 +264,38 @@ void reduce(const TeamView &t, PeerAddress peer, void *dest, const void *source,
     reduce_scatter_allgather(t, peer, dest, source, nelems, elem_size, combine);
 }
 
+// Member m owns share m of the elements: it reads that share of every member's source in member
+// order, keeps the running sum, and writes each member's prefix into that member's dest (a put).
+// Only the owner touches share m of any source or dest, so in place is safe as long as each block
+// is read before it is written. O(nelems) reads and writes per member, two syncs.
 void scan(const TeamView &t, PeerAddress peer, void *dest, const void *source, size_t nelems,
           size_t elem_size, Combine combine, bool inclusive, const void *identity,
           const char *check) {
   const size_t bytes = nelems * elem_size;
   agree(t, nelems, elem_size, "nelems, element size", check);
   if (bytes == 0) return;
-  const int upto = inclusive ? t.rank : t.rank - 1;  // last member included
-  std::vector<char> acc(bytes);
-  sync(t);  // every source is ready
-  if (upto < 0) {
-    for (size_t i = 0; i < nelems; ++i) memcpy(acc.data() + i * elem_size, identity, elem_size);
-  } else {
-    memcpy(acc.data(), peer(source, t.world[0]), bytes);
-    for (int m = 1; m <= upto; ++m) combine(acc.data(), peer(source, t.world[m]), nelems);
+  const int n = t.size;
+  alignas(64) char running[4096], value[4096];
+  const size_t per_block = sizeof running / elem_size;
+  size_t lo, hi;
+  share(nelems, n, t.rank, &lo, &hi);
+  sync(t);  // every member entered: sources ready, dests writable
+  for (size_t at = lo; at < hi; at += per_block) {
+    const size_t count = std::min(per_block, hi - at), off = at * elem_size;
+    for (size_t i = 0; i < count; ++i) memcpy(running + i * elem_size, identity, elem_size);
+    for (int m = 0; m < n; ++m) {
+      memcpy(value, peer(source, t.world[m]) + off, count * elem_size);
+      char *out = peer(dest, t.world[m]) + off;
+      if (inclusive) {
+        combine(running, value, count);
+        memcpy(out, running, count * elem_size);
+      } else {
+        memcpy(out, running, count * elem_size);
+        combine(running, value, count);
+      }
+    }
   }
-  sync(t);  // nobody reads my source any more (it may be dest)
-  if (bytes) memcpy(dest, acc.data(), bytes);
+  sync(t);  // every share of my dest is written
 }
 
 }  // namespace hoshmem::coll
