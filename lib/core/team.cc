@@ -105,7 +105,14 @@ void allreduce_or(hoshmem_team &team, uint64_t *words, size_t n) {
 }
 
 // Lowest slot not set in `used`, or -1.
-int lowest_free(uint64_t used) { return ~used ? __builtin_ctzll(~used) : -1; }
+// Slots no split team may take: WORLD (0), SHARED (1), and the one the deprecated active-set
+// collectives run in (kActiveSetSlot).
+constexpr uint64_t kReservedSlots = 0b11 | (uint64_t{1} << kActiveSetSlot);
+
+int lowest_free(uint64_t used) {
+  used |= kReservedSlots;
+  return ~used ? __builtin_ctzll(~used) : -1;
+}
 
 void set_up(hoshmem_team &team, std::vector<int> members, int slot, bool predefined) {
   team.members = std::move(members);
@@ -222,7 +229,7 @@ int team_split_strided(shmem_team_t parent, int start, int stride, int size,
   // OR of the used slots of the new team's members; the other parent PEs contribute nothing.
   uint64_t used = my_rank >= 0 ? g_used_slots : 0;
   allreduce_or(*parent, &used, 1);
-  const int slot = lowest_free(used | 0b11);
+  const int slot = lowest_free(used);
   if (slot < 0) return -1;  // every PE saw the same bitmap: all fail together
   if (my_rank >= 0) *new_team = make_team(std::move(members), slot, config, config_mask);
   return 0;
@@ -254,10 +261,10 @@ int team_split_2d(shmem_team_t parent, int xrange, const shmem_team_config_t *xa
   // since each of its PEs is in one of them. Every PE computes all of it alike.
   std::vector<int> row_slot(yrange), column_slot(xrange);
   bool ok = true;
-  for (int r = 0; r < yrange; ++r) ok &= (row_slot[r] = lowest_free(used[r] | 0b11)) >= 0;
+  for (int r = 0; r < yrange; ++r) ok &= (row_slot[r] = lowest_free(used[r])) >= 0;
   if (!ok) return -1;
   for (int c = 0; c < xrange; ++c) {
-    uint64_t taken = used[yrange + c] | 0b11;
+    uint64_t taken = used[yrange + c];
     for (int r = 0; r * xrange + c < n; ++r) taken |= uint64_t{1} << row_slot[r];
     ok &= (column_slot[c] = lowest_free(taken)) >= 0;
   }

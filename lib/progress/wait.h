@@ -17,7 +17,9 @@
 namespace hoshmem {
 
 struct WaitPolicy {
-  uint32_t spin_iterations = 4096;  // 0 when PEs outnumber cores
+  // ~10 us of pause on current x86 (a pause is tens of ns): long enough for a peer on another core
+  // to arrive, short enough not to burn the slice of a peer that shares our core.
+  uint32_t spin_iterations = 256;  // 0 when PEs outnumber cores
   uint32_t yield_iterations = 256;
   long sleep_timeout_ns = 500 * 1000;
 };
