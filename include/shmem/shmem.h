@@ -1,5 +1,5 @@
 /*
- * hoshmem: OpenSHMEM 1.5 C API.
+ * hoshmem: OpenSHMEM 1.6 C API (and every deprecated 1.5 name).
  *
  * Routines are declared from one table per family (shmem_types.h, shmem_decls.h); the profiling
  * twins (pshmem_*) are in pshmem.h. Implementation-specific extensions are in shmemx.h.
@@ -34,7 +34,7 @@ extern "C" {
 
 /* --- version and library constants ------------------------------------------------------------ */
 #define SHMEM_MAJOR_VERSION 1
-#define SHMEM_MINOR_VERSION 5
+#define SHMEM_MINOR_VERSION 6
 #define SHMEM_MAX_NAME_LEN 256
 #define SHMEM_VENDOR_STRING "hoshmem 0.1"
 

@@ -150,7 +150,8 @@ void runtime_finalize() {
 
 void runtime_print_info(FILE *out) {
   char size[32];
-  fprintf(out, "hoshmem: OpenSHMEM %d.%d, %s\n", 1, 5, runtime_build_string());
+  fprintf(out, "hoshmem: OpenSHMEM %d.%d, %s\n", SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION,
+          runtime_build_string());
   fprintf(out, "  PEs: %d, launcher: %s\n", rt.npes, rt.boot ? rt.boot->launcher() : "-");
   fprintf(out, "  atomicity mode: %s (CPU atomics on shared memory; no RDMA device: "
           "PCIe-atomic coherence not applicable)\n", atomics::mode_name(rt.mode));
