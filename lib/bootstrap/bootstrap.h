@@ -24,6 +24,9 @@ class Bootstrap {
   // A short description of the launcher for SHMEM_INFO ("pmix (nspace ...)" or "singleton").
   virtual const char *launcher() const = 0;
 
+  // Starts a new shmem_init session on the same connection: keys published from now on are
+  // distinct from those of earlier sessions.
+  virtual void begin_session() = 0;
   // Publishes a value under key; visible to the others after exchange().
   virtual void put(const char *key, const void *data, size_t len) = 0;
   // Collective: every PE's published values become readable by every PE.

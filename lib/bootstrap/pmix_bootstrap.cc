@@ -28,7 +28,11 @@ class PmixBootstrap final : public Bootstrap {
     describe_ = std::string("pmix (namespace ") + me_.nspace + ")";
   }
 
-  ~PmixBootstrap() override { finalize(); }
+  // No PMIx_Finalize here: a process that exits without shmem_finalize must look like one that
+  // died to the launcher (the runtime finalizes explicitly at exit after a shmem_finalize).
+  ~PmixBootstrap() override = default;
+
+  void begin_session() override { ++session_; }
 
   int rank() const override { return static_cast<int>(me_.rank); }
   int size() const override { return size_; }
@@ -41,7 +45,7 @@ class PmixBootstrap final : public Bootstrap {
     value.type = PMIX_BYTE_OBJECT;
     value.data.bo.bytes = static_cast<char *>(const_cast<void *>(data));
     value.data.bo.size = len;
-    check(PMIx_Put(PMIX_GLOBAL, key, &value), "PMIx_Put");
+    check(PMIx_Put(PMIX_GLOBAL, session_key(key).c_str(), &value), "PMIx_Put");
   }
 
   void exchange() override {
@@ -57,7 +61,7 @@ class PmixBootstrap final : public Bootstrap {
     pmix_proc_t proc;
     PMIX_LOAD_PROCID(&proc, me_.nspace, static_cast<pmix_rank_t>(rank));
     pmix_value_t *value = nullptr;
-    pmix_status_t rc = PMIx_Get(&proc, key, nullptr, 0, &value);
+    pmix_status_t rc = PMIx_Get(&proc, session_key(key).c_str(), nullptr, 0, &value);
     if (rc != PMIX_SUCCESS || value == nullptr || value->type != PMIX_BYTE_OBJECT)
       fatal("shmem_init", "PMIx_Get of '%s' from PE %d failed: %s", key, rank,
             PMIx_Error_string(rc));
@@ -82,6 +86,10 @@ class PmixBootstrap final : public Bootstrap {
   }
 
  private:
+  // Keys carry the session number: PMIx keeps values of earlier fences, so a re-initialized job
+  // must not read its previous session's records.
+  std::string session_key(const char *key) const { return std::string(key) + "." + std::to_string(session_); }
+
   void check(pmix_status_t rc, const char *what) {
     if (rc != PMIX_SUCCESS) fatal("shmem_init", "%s failed: %s", what, PMIx_Error_string(rc));
   }
@@ -128,6 +136,7 @@ class PmixBootstrap final : public Bootstrap {
   pmix_proc_t me_{};
   pmix_proc_t job_{};
   int size_ = 0;
+  int session_ = 0;
   bool initialized_ = false;
   std::vector<int> local_;
   std::string describe_;

@@ -16,6 +16,7 @@ class SingletonBootstrap final : public Bootstrap {
   int size() const override { return 1; }
   const std::vector<int> &local_ranks() const override { return local_; }
   const char *launcher() const override { return "singleton (no launcher)"; }
+  void begin_session() override { values_.clear(); }
   void put(const char *key, const void *data, size_t len) override {
     auto p = static_cast<const uint8_t *>(data);
     values_[key].assign(p, p + len);

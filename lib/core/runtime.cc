@@ -50,6 +50,13 @@ bool node_is_oversubscribed(Bootstrap &boot) {
   return shared_single || static_cast<int>(boot.local_ranks().size()) > cpus;
 }
 
+// Only a PE that finalized disconnects cleanly; one that exits while initialized stays "exited
+// without finalize" for the launcher, which then tears the job down instead of letting the other
+// PEs wait for it.
+void close_bootstrap_at_exit() {
+  if (rt.boot && !rt.initialized) rt.boot->finalize();
+}
+
 WaitPolicy choose_wait_policy(const std::string &how, bool oversubscribed) {
   WaitPolicy p;
   if (how == "spin" || (how == "auto" && !oversubscribed)) return p;
@@ -74,7 +81,14 @@ void runtime_init(int requested, int *provided, const char *routine) {
   if (rt.init_count++ > 0) return;  // 1.6: init is counted; only the first one sets up
 
   set_abort_hook(abort_job);
-  rt.boot = make_bootstrap();
+  // The launcher connection outlives a finalize: a job that initializes again (1.6) keeps it,
+  // and it is closed at exit, which is where the launcher expects a finalized PE to disconnect.
+  if (!rt.boot) {
+    rt.boot = make_bootstrap();
+    atexit(close_bootstrap_at_exit);
+  } else {
+    rt.boot->begin_session();
+  }
   Bootstrap &boot = *rt.boot;
   set_error_identity(boot.rank());
   rt.config = load_config();
@@ -143,8 +157,6 @@ void runtime_finalize() {
   rt.control = nullptr;
   rt.cpu_atomics_ok = nullptr;
   rt.npes = 0;
-  rt.boot->finalize();
-  rt.boot.reset();
   set_abort_hook(nullptr);
 }
 
