@@ -52,13 +52,14 @@ void *pshmem_malloc_with_hints(size_t size, long hints) {
 }
 
 void *pshmem_align(size_t alignment, size_t size) {
-  if (alignment == 0 || (alignment & (alignment - 1)) || alignment % sizeof(void *)) {
+  if (alignment == 0 || (alignment & (alignment - 1))) {
     if (rt.debug)
-      warn(HOSHMEM_ROUTINE, "alignment %zu is not a power-of-two multiple of %zu", alignment,
-           sizeof(void *));
+      warn(HOSHMEM_ROUTINE, "alignment %zu is not a power of two", alignment);
     return nullptr;
   }
-  return allocate(size, alignment, HOSHMEM_ROUTINE);
+  // The spec asks for a multiple of sizeof(void *), but programs written for SOS and OSHMEM pass
+  // 1, 2 or 4 too (SOS's own shmemalign test starts at 2): every block meets those already.
+  return allocate(size, alignment < sizeof(void *) ? sizeof(void *) : alignment, HOSHMEM_ROUTINE);
 }
 
 void *pshmem_calloc(size_t count, size_t size) {
