@@ -52,8 +52,9 @@ extern const int hoshmem_no_routine_for_these_argument_types;
   E(unsigned int, uint, PFX, OP) E(unsigned long, ulong, PFX, OP)                                \
   E(unsigned long long, ulonglong, PFX, OP) E(int32_t, int32, PFX, OP)                           \
   E(int64_t, int64, PFX, OP)
-/* p2p sync: stdamotypes, and for wait_until/test also the deprecated short/unsigned short */
-#define HOSHMEM_G_P2P_LIST(E, PFX, OP) HOSHMEM_G_AMO_STD_LIST(E, PFX, OP)
+/* p2p sync: stdamotypes plus short/unsigned short (deprecated for wait_until/test; for the
+ * _all/_any/_some/_vector families an extension that SOS also has) */
+#define HOSHMEM_G_P2P_LIST(E, PFX, OP) HOSHMEM_G_P2P_OLD_LIST(E, PFX, OP)
 #define HOSHMEM_G_P2P_OLD_LIST(E, PFX, OP)                                                       \
   HOSHMEM_G_AMO_STD_LIST(E, PFX, OP) E(short, short, PFX, OP) E(unsigned short, ushort, PFX, OP)
 /* teamreducetypes per operator (int8_t..int64_t are signed char, short, int, long or long long:

@@ -72,6 +72,8 @@
   void P##_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);         \
   void P##_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);         \
   uint64_t P##_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value);               \
-  HOSHMEM_P2P_TYPES(HOSHMEM_DECL_P2P_FAMILIES, P)
+  HOSHMEM_P2P_TYPES(HOSHMEM_DECL_P2P_FAMILIES, P)                                                 \
+  /* beyond the spec table, as in SOS: short and unsigned short */                              \
+  HOSHMEM_P2P_DEPRECATED_TYPES(HOSHMEM_DECL_P2P_FAMILIES, P)
 
 #endif
