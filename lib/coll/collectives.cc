@@ -72,6 +72,55 @@ void agree(const TeamView &t, uint64_t a, uint64_t b, const char *names, const c
 
 char *staging(const TeamView &t, int member) { return t.scratch(member) + kStagingOffset; }
 
+// --- push cells (see kCellPes in collectives.h) -------------------------------------------------
+
+bool cells_fit(const TeamView &t, size_t bytes) {
+  if (bytes > kCellBytes || t.size > kCellPes) return false;
+  for (int m = 0; m < t.size; ++m)
+    if (t.world[m] >= kCellPes) return false;
+  return true;
+}
+
+std::atomic<uint64_t> &cell_counter(char *slot, size_t offset, int world_pe) {
+  return reinterpret_cast<std::atomic<uint64_t> *>(slot + offset)[world_pe];
+}
+
+// My cell in member `to`'s slot, once `to` has consumed everything I wrote there before.
+char *claim_cell(const TeamView &t, int to) {
+  const int me = t.world[t.rank];
+  const uint64_t sent =
+      cell_counter(t.my_scratch(), kCellSentOffset, t.world[to]).load(std::memory_order_relaxed);
+  std::atomic<uint64_t> &consumed = cell_counter(t.scratch(to), kCellConsumedOffset, me);
+  if (consumed.load(std::memory_order_acquire) != sent)
+    wait_until_ready(*t.wait, t.my_control(),
+                     [&] { return consumed.load(std::memory_order_acquire) == sent; });
+  return t.scratch(to) + kCellsOffset + static_cast<size_t>(me) * kCellBytes;
+}
+
+// The cell claimed from `to` is written: count it and tell `to`.
+void post_cell(const TeamView &t, int to) {
+  cell_counter(t.my_scratch(), kCellSentOffset, t.world[to]).fetch_add(1, std::memory_order_relaxed);
+  send(t, to);
+}
+
+void push_cell(const TeamView &t, int to, const void *data, size_t bytes) {
+  memcpy(claim_cell(t, to), data, bytes);
+  post_cell(t, to);
+}
+
+// Waits for member `from`'s next cell write and returns the cell (valid until release_cell).
+const char *arrived_cell(const TeamView &t, int from) {
+  receive(t, from);
+  return t.my_scratch() + kCellsOffset + static_cast<size_t>(t.world[from]) * kCellBytes;
+}
+
+// Done with `from`'s cell: it may write again (wake it if it waits for that).
+void release_cell(const TeamView &t, int from) {
+  cell_counter(t.my_scratch(), kCellConsumedOffset, t.world[from])
+      .fetch_add(1, std::memory_order_seq_cst);
+  shm::ring_doorbell(t.control[t.world[from]]);
+}
+
 // Element range of member m when nelems are split in n nearly equal parts.
 void share(size_t nelems, int n, int m, size_t *lo, size_t *hi) {
   const size_t base = nelems / n, extra = nelems % n;
@@ -106,6 +155,38 @@ void reduce_tree(const TeamView &t, void *dest, const void *source, size_t nelem
   for (int m = first; v + m < n; m <<= 1) send(t, v + m);
   for (int m = first; v + m < n; m <<= 1) receive(t, v + m);
   memcpy(dest, mine, bytes);
+}
+
+// Small reductions through the cells: recursive doubling among the largest power of two p of
+// members (log p rounds, one push each way per round); members p.. first hand their value to
+// member (v - p) and get the result back from it. Partners combine the same two values in
+// opposite order, which gives identical bits for the (commutative) operations.
+void reduce_cells(const TeamView &t, void *dest, const void *source, size_t nelems,
+                  size_t elem_size, Combine combine) {
+  const int n = t.size, v = t.rank;
+  const size_t bytes = nelems * elem_size;
+  int p = 1;
+  while (p * 2 <= n) p *= 2;
+  if (v >= p) {
+    push_cell(t, v - p, source, bytes);
+    memcpy(dest, arrived_cell(t, v - p), bytes);
+    release_cell(t, v - p);
+    return;
+  }
+  alignas(64) char acc[kCellBytes];
+  memcpy(acc, source, bytes);
+  if (v + p < n) {
+    combine(acc, arrived_cell(t, v + p), nelems);
+    release_cell(t, v + p);
+  }
+  for (int mask = 1; mask < p; mask <<= 1) {
+    const int partner = v ^ mask;
+    push_cell(t, partner, acc, bytes);
+    combine(acc, arrived_cell(t, partner), nelems);
+    release_cell(t, partner);
+  }
+  if (v + p < n) push_cell(t, v + p, acc, bytes);
+  memcpy(dest, acc, bytes);
 }
 
 // Reduce-scatter then allgather, directly on the symmetric buffers. Member m owns share m: it
@@ -175,6 +256,19 @@ void broadcast(const TeamView &t, PeerAddress peer, void *dest, const void *sour
   int last = 0;  // largest child step
   for (int m = first; v + m < n; m <<= 1) last = m;
 
+  if (cells_fit(t, bytes)) {
+    // Pushed down the tree: nobody waits for its children, the root returns at once.
+    const void *data = source;
+    if (v > 0) {
+      const int parent = member(v - high_bit(v));
+      memcpy(dest, arrived_cell(t, parent), bytes);
+      release_cell(t, parent);
+      data = dest;
+    }
+    for (int m = last; m >= first; m >>= 1) push_cell(t, member(v + m), data, bytes);
+    return;
+  }
+
   const char *from = nullptr;  // the parent's copy
   int parent = -1;
   if (v > 0) {
@@ -215,6 +309,19 @@ void fcollect(const TeamView &t, PeerAddress peer, void *dest, const void *sourc
               const char *check) {
   agree(t, bytes, 0, "bytes, 0", check);
   if (bytes == 0) return;
+  if (cells_fit(t, bytes)) {
+    // One round: everyone pushes its block to everyone, then takes the blocks pushed to it.
+    const int n = t.size, me = t.rank;
+    char *out = static_cast<char *>(dest);
+    for (int s = 1; s < n; ++s) push_cell(t, (me + s) % n, source, bytes);
+    memcpy(out + me * bytes, source, bytes);
+    for (int s = 1; s < n; ++s) {
+      const int m = (me - s + n) % n;
+      memcpy(out + m * bytes, arrived_cell(t, m), bytes);
+      release_cell(t, m);
+    }
+    return;
+  }
   std::vector<size_t> sizes(t.size, bytes);
   sync(t);
   gather_blocks(t, peer, dest, source, sizes.data());
@@ -239,6 +346,23 @@ void alltoall(const TeamView &t, PeerAddress peer, void *dest, const void *sourc
   if (nelems == 0) return;
   const int n = t.size, me = t.rank;
   const size_t src_block = nelems * sst * elem_size, dst_block = nelems * dst * elem_size;
+  char *out = static_cast<char *>(dest);
+  const char *in = static_cast<const char *>(source);
+  if (cells_fit(t, nelems * elem_size)) {
+    // One round: block m goes straight into m's cell for me, packed.
+    for (int s = 1; s < n; ++s) {
+      const int m = (me + s) % n;
+      copy_strided(claim_cell(t, m), 1, in + m * src_block, sst, nelems, elem_size);
+      post_cell(t, m);
+    }
+    copy_strided(out + me * dst_block, dst, in + me * src_block, sst, nelems, elem_size);
+    for (int s = 1; s < n; ++s) {
+      const int m = (me - s + n) % n;
+      copy_strided(out + m * dst_block, dst, arrived_cell(t, m), 1, nelems, elem_size);
+      release_cell(t, m);
+    }
+    return;
+  }
   sync(t);
   for (int s = 0; s < n; ++s) {
     const int m = (me + s) % n;
@@ -258,7 +382,9 @@ void reduce(const TeamView &t, PeerAddress peer, void *dest, const void *source,
     if (dest != source) memmove(dest, source, bytes);
     return;
   }
-  if (bytes <= kSmallReduceBytes)
+  if (cells_fit(t, bytes))
+    reduce_cells(t, dest, source, nelems, elem_size, combine);
+  else if (bytes <= kSmallReduceBytes)
     reduce_tree(t, dest, source, nelems, elem_size, combine);
   else
     reduce_scatter_allgather(t, peer, dest, source, nelems, elem_size, combine);

@@ -33,9 +33,25 @@ constexpr size_t kStagingOffset = kChannelBytes + 4096;
 constexpr size_t kMgmtReserveBytes = 16 * 1024;
 constexpr size_t kStagingBytes = shm::kTeamSlotBytes - kMgmtReserveBytes - kStagingOffset;
 
+// Push cells: small payloads are written straight into the receiver's slot, one cell per sender
+// (indexed by the sender's world PE, like the channels), so a sender never waits for the receiver
+// to enter the call. Credits per ordered pair: the sender counts its writes into the receiver's
+// cell (kCellSentOffset, in the sender's slot), the receiver counts the ones it has consumed
+// (kCellConsumedOffset, in its own slot); the sender writes again only when the two agree. Both
+// counters grow together and are equal at quiescence, so slot reuse (zeroed on team destroy) and
+// the shared active-set slot stay consistent. Used only when every member's world PE is below
+// kCellPes and the payload fits one cell.
+constexpr int kCellPes = 64;
+constexpr size_t kCellBytes = 2048;
+constexpr size_t kCellConsumedOffset = kPublishOffset + 1024;  // uint64 per sender world PE
+constexpr size_t kCellSentOffset = kPublishOffset + 2048;      // uint64 per receiver world PE
+static_assert(kCellSentOffset + kCellPes * 8 <= kStagingOffset);
+
 // Reductions up to this many bytes go up and down a binomial tree through the scratch slots
 // (2 log n message latency); larger ones use reduce-scatter + allgather on the user buffers.
 constexpr size_t kSmallReduceBytes = 16 * 1024;
+constexpr size_t kCellsOffset = kStagingOffset + kSmallReduceBytes;
+static_assert(kSmallReduceBytes + kCellPes * kCellBytes <= kStagingBytes);
 // Broadcasts above this size are pipelined down the tree in chunks of this size.
 constexpr size_t kBroadcastChunkBytes = 64 * 1024;
 
