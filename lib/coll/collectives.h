@@ -14,7 +14,8 @@
 // Data: source and dest of every collective are symmetric, so members read each other's buffers
 // directly (gets over RDMA later). A member's buffers are read only after it has entered (its
 // "ready" message or a sync proves it), and it returns only once nobody reads them any more.
-// Small reductions stage partial results in the scratch slot.
+// Small payloads instead go into the receiver's scratch slot (push cells, below), so small
+// collectives need neither a "ready" round nor a wait for readers to finish.
 #pragma once
 
 #include <cstddef>
@@ -67,24 +68,29 @@ using Combine = void (*)(void *acc, const void *in, size_t nelems);
 // Dissemination barrier over the members' channels: orders memory, completes nothing remote.
 void sync(const TeamView &team);
 
-// Pipelined binomial-tree broadcast from member `root`. Non-roots read their parent's copy after
-// the parent announced it; the root's dest is written only when `root_copies` (team form).
+// Binomial-tree broadcast from member `root`; the root's dest is written only when `root_copies`
+// (team form). Payloads that fit a cell are pushed down the tree (nobody waits for its children);
+// larger ones are pipelined: non-roots read their parent's copy after the parent announced it.
 void broadcast(const TeamView &team, PeerAddress peer, void *dest, const void *source,
                size_t bytes, int root, bool root_copies, const char *check);
 
 // Concatenation in member order of `bytes` (same on all: fcollect) or of each member's own count
-// (collect). Every member reads each peer's source directly, in ring order from its right
-// neighbour, between two syncs.
+// (collect). fcollect blocks that fit a cell are pushed to every member in one round; otherwise
+// every member reads each peer's source directly, in ring order from its right neighbour, between
+// two syncs.
 void fcollect(const TeamView &team, PeerAddress peer, void *dest, const void *source, size_t bytes,
               const char *check);
 void collect(const TeamView &team, PeerAddress peer, void *dest, const void *source, size_t bytes);
 
 // Block j of member i's source (nelems elements of elem_size, element stride sst) lands as block i
-// of member j's dest (stride dst). Pairwise: at step s member i reads from member i + s.
+// of member j's dest (stride dst). Blocks that fit a cell are pushed in one round; larger ones are
+// read pairwise between two syncs: at step s member i reads from member i + s.
 void alltoall(const TeamView &team, PeerAddress peer, void *dest, const void *source,
               ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem_size, const char *check);
 
-// dest = source combined over all members (dest == source allowed).
+// dest = source combined over all members (dest == source allowed). Cell-sized: recursive doubling
+// through the cells; up to kSmallReduceBytes: a tree through the staging areas; larger:
+// reduce-scatter + allgather on the user buffers.
 void reduce(const TeamView &team, PeerAddress peer, void *dest, const void *source, size_t nelems,
             size_t elem_size, Combine combine, const char *check);
 
