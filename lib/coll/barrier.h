@@ -13,6 +13,7 @@ namespace hoshmem {
 // Dissemination barrier: ceil(log2 n) rounds; in round k each PE stores the barrier's epoch into
 // the round-k flag of PE (me + 2^k) mod n and waits for its own round-k flag to reach the epoch.
 // Flags only grow, so a fast PE entering the next barrier early cannot confuse a slow one.
+// Above 2 PEs: gather to PE 0 and release instead (fewer wake-ups on shared cores).
 class ShmBarrier {
  public:
   void setup(int me, std::vector<shm::ControlBlock *> controls, const WaitPolicy *policy);

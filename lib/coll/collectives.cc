@@ -234,7 +234,17 @@ void copy_strided(char *to, ptrdiff_t to_stride, const char *from, ptrdiff_t fro
 
 void sync(const TeamView &t) {
   const int n = t.size;
-  if (n > 1) {
+  if (n > 2) {
+    // Gather to member 0 and release: each member waits once (dissemination waits log n times,
+    // and every wait is a possible context switch when members share cores).
+    if (t.rank == 0) {
+      for (int m = 1; m < n; ++m) receive(t, m);
+      for (int m = 1; m < n; ++m) send(t, m);
+    } else {
+      send(t, 0);
+      receive(t, 0);
+    }
+  } else if (n > 1) {
     for (int d = 1; d < n; d <<= 1) {
       send(t, (t.rank + d) % n);
       receive(t, (t.rank - d + n) % n);

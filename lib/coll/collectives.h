@@ -65,7 +65,8 @@ using Combine = void (*)(void *acc, const void *in, size_t nelems);
 // that must agree across the team (sizes, root, strides) wherever one member already reads
 // another's scratch, and a mismatch is fatal with `check` as the routine name.
 
-// Dissemination barrier over the members' channels: orders memory, completes nothing remote.
+// Barrier over the members' channels (2 members: one exchange; more: gather to member 0, then
+// release): orders memory, completes nothing remote.
 void sync(const TeamView &team);
 
 // Binomial-tree broadcast from member `root`; the root's dest is written only when `root_copies`
