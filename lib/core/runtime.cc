@@ -50,10 +50,14 @@ bool node_is_oversubscribed(Bootstrap &boot) {
   return shared_single || static_cast<int>(boot.local_ranks().size()) > cpus;
 }
 
-// Only a PE that finalized disconnects cleanly; one that exits while initialized stays "exited
-// without finalize" for the launcher, which then tears the job down instead of letting the other
-// PEs wait for it.
-void close_bootstrap_at_exit() {
+// At process exit. A PE that returns from main (or exits) with status 0 while still initialized
+// finalizes implicitly, as other OpenSHMEM libraries do, so programs that omit shmem_finalize
+// run unchanged. A non-zero exit does not: that PE stays "exited without finalize" for the
+// launcher, which tears the job down at once instead of letting the other PEs wait for it. Only a
+// finalized PE disconnects from the launcher cleanly.
+void finish_at_exit(int status, void *) {
+  if (status == 0)
+    while (rt.initialized) runtime_finalize();
   if (rt.boot && !rt.initialized) rt.boot->finalize();
 }
 
@@ -85,7 +89,7 @@ void runtime_init(int requested, int *provided, const char *routine) {
   // and it is closed at exit, which is where the launcher expects a finalized PE to disconnect.
   if (!rt.boot) {
     rt.boot = make_bootstrap();
-    atexit(close_bootstrap_at_exit);
+    on_exit(finish_at_exit, nullptr);
   } else {
     rt.boot->begin_session();
   }
@@ -134,8 +138,6 @@ void runtime_init(int requested, int *provided, const char *routine) {
   rt.barrier.setup(rt.me, controls, &rt.wait);
   create_predefined_teams();
 
-  // No atexit finalize: a PE that exits early (often on a failed check) must make the launcher
-  // tear the job down at once, not join a barrier its peers may never reach.
   rt.initialized = true;
   rt.barrier.run();
 
