@@ -64,6 +64,8 @@ struct ActiveSet {
             start, log_stride, size);
     if (!psync) [[unlikely]]
       fatal(routine, "pSync is NULL");
+    if (!rt.space.is_symmetric(psync)) [[unlikely]]
+      fatal(routine, "pSync (%p) is not a symmetric address", static_cast<const void *>(psync));
     // We never write pSync, so a word other than SHMEM_SYNC_VALUE is the caller's mistake.
     const int words = rt.debug ? SHMEM_SYNC_SIZE : 1;
     for (int i = 0; i < words; ++i)
