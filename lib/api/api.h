@@ -14,3 +14,12 @@
 // Exports `name` (a shmem_ routine) as a weak alias of its pshmem_ twin.
 #define HOSHMEM_ALIAS(name) \
   extern "C" __typeof__(p##name) name __attribute__((weak, alias("p" #name)))
+
+namespace hoshmem {
+struct TeamView;
+// SHMEM_DEBUG, on entry to a team collective over `view`: a member that already sent this PE a
+// message from an active-set collective this PE did not call with the same active set is fatal
+// here (lib/api/collectives.cc) instead of both hanging. The world barrier watches for it while
+// it waits (ShmBarrier::run).
+void check_active_sets_matched(const TeamView &view, const char *routine);
+}  // namespace hoshmem

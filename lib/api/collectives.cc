@@ -17,6 +17,7 @@ static_assert(coll::kMgmtReserveBytes == kTeamMgmtBytes);
 namespace {
 
 char *peer_address(const void *sym, int pe) { return rt.space.translate(sym, pe); }
+char *token_address(uint64_t token, int pe) { return rt.space.at_token(token, pe); }
 
 // Under SHMEM_DEBUG the collectives compare the arguments that must agree across the team.
 const char *debug_check(const char *routine) { return rt.debug ? routine : nullptr; }
@@ -39,7 +40,11 @@ const TeamView &team_view(shmem_team_t team, const char *routine) {
   check_team(team, routine);  // SHMEM_DEBUG: a destroyed or foreign handle
   if (team->view.rank < 0 || team->view.size < 1) [[unlikely]]
     fatal(routine, "this PE is not a member of the team");
-  if (rt.debug) check_members_here(team->view, routine);
+  team->view.watch = rt.debug ? routine : nullptr;
+  if (rt.debug) {
+    check_members_here(team->view, routine);
+    check_active_sets_matched(team->view, routine);
+  }
   return team->view;
 }
 
@@ -80,6 +85,7 @@ struct ActiveSet {
     view.slot = kActiveSetSlot;
     view.control = rt.control;
     view.wait = &rt.wait;
+    view.watch = rt.debug ? routine : nullptr;
     check_members_here(view, routine);
   }
 };
@@ -150,7 +156,7 @@ void do_collect(const TeamView &v, void *dest, const void *source, size_t nelems
     coll::fcollect(v, peer_address, dest, source, bytes, debug_check(routine));
   } else {
     check_symmetric(dest, bytes, "dest", routine);
-    coll::collect(v, peer_address, dest, source, bytes);
+    coll::collect(v, token_address, dest, source, rt.space.token(source), bytes);
   }
 }
 
@@ -248,6 +254,15 @@ void to_all(T *dest, const T *source, int nreduce, int start, int log_stride, in
 }
 
 }  // namespace
+
+void hoshmem::check_active_sets_matched(const TeamView &view, const char *routine) {
+  const int pe = coll::unmatched_active_set_peer(view);
+  if (pe >= 0) [[unlikely]]
+    fatal(routine,
+          "PE %d is still in an active-set collective that this PE did not call with the same "
+          "(PE_start, logPE_stride, PE_size)",
+          pe);
+}
 
 extern "C" {
 

@@ -52,13 +52,13 @@ void pshmem_pe_quiet(const int *target_pes, size_t npes) {
 void pshmem_barrier_all(void) {
   if (!rt.initialized) fatal(HOSHMEM_ROUTINE, "called before shmem_init");
   quiet_all();
-  rt.barrier.run();
+  rt.barrier.run(rt.debug ? HOSHMEM_ROUTINE : nullptr);
 }
 
 // Synchronizes without completing outstanding remote updates (it orders local stores only).
 void pshmem_sync_all(void) {
   if (!rt.initialized) fatal(HOSHMEM_ROUTINE, "called before shmem_init");
-  rt.barrier.run();
+  rt.barrier.run(rt.debug ? HOSHMEM_ROUTINE : nullptr);
 }
 
 }  // extern "C"

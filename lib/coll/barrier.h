@@ -17,9 +17,13 @@ namespace hoshmem {
 class ShmBarrier {
  public:
   void setup(int me, std::vector<shm::ControlBlock *> controls, const WaitPolicy *policy);
-  void run();
+  // `check` (SHMEM_DEBUG: the routine's name) also watches, while waiting, for a PE that sent
+  // us an active-set message before entering this barrier: it called an active-set collective
+  // with us that we did not call with it, and it will never arrive here. That is fatal.
+  void run(const char *check = nullptr);
 
  private:
+  int stray_active_set_sender(uint64_t epoch) const;
   int me_ = 0;
   std::vector<shm::ControlBlock *> controls_;  // indexed by PE
   const WaitPolicy *policy_ = nullptr;

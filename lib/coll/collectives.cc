@@ -24,12 +24,28 @@ void send(const TeamView &t, int to) {
   shm::ring_doorbell(t.control[t.world[to]]);
 }
 
+// Waits until ready(); with t.watch, also fails if member `peer` cannot come any more (TeamView).
+template <class Ready>
+void wait_for(const TeamView &t, int peer, Ready &&ready) {
+  if (!t.watch) return wait_until_ready(*t.wait, t.my_control(), ready);
+  const auto &theirs = t.control[t.world[peer]]->barriers_entered.value;
+  const uint64_t mine = t.my_control()->barriers_entered.value.load(std::memory_order_relaxed);
+  wait_until_ready(*t.wait, t.my_control(), [&] {
+    if (ready()) return true;
+    if (theirs.load(std::memory_order_acquire) > mine) [[unlikely]]
+      fatal(t.watch,
+            "PE %d went on to a barrier_all without calling this collective with the same "
+            "team or (PE_start, logPE_stride, PE_size)",
+            t.world[peer]);
+    return false;
+  });
+}
+
 // Takes one message from member `from`, waiting (and yielding) until there is one.
 void receive(const TeamView &t, int from) {
   std::atomic<uint64_t> &c = channel(t.my_scratch(), t.world[from]);
   if (c.load(std::memory_order_acquire) == 0)
-    wait_until_ready(*t.wait, t.my_control(),
-                     [&] { return c.load(std::memory_order_acquire) != 0; });
+    wait_for(t, from, [&] { return c.load(std::memory_order_acquire) != 0; });
   c.fetch_sub(1, std::memory_order_acq_rel);
 }
 
@@ -92,8 +108,7 @@ char *claim_cell(const TeamView &t, int to) {
       cell_counter(t.my_scratch(), kCellSentOffset, t.world[to]).load(std::memory_order_relaxed);
   std::atomic<uint64_t> &consumed = cell_counter(t.scratch(to), kCellConsumedOffset, me);
   if (consumed.load(std::memory_order_acquire) != sent)
-    wait_until_ready(*t.wait, t.my_control(),
-                     [&] { return consumed.load(std::memory_order_acquire) == sent; });
+    wait_for(t, to, [&] { return consumed.load(std::memory_order_acquire) == sent; });
   return t.scratch(to) + kCellsOffset + static_cast<size_t>(me) * kCellBytes;
 }
 
@@ -301,16 +316,15 @@ void broadcast(const TeamView &t, PeerAddress peer, void *dest, const void *sour
 }
 
 namespace {
+// Reads every peer's block of `bytes` straight from its source, starting at the right neighbour.
 void gather_blocks(const TeamView &t, PeerAddress peer, void *dest, const void *source,
-                   const size_t *sizes) {
+                   size_t bytes) {
   const int n = t.size, me = t.rank;
-  std::vector<size_t> offset(n + 1, 0);
-  for (int m = 0; m < n; ++m) offset[m + 1] = offset[m] + sizes[m];
   char *out = static_cast<char *>(dest);
-  if (sizes[me]) memcpy(out + offset[me], source, sizes[me]);
+  memcpy(out + me * bytes, source, bytes);
   for (int s = 1; s < n; ++s) {
     const int m = (me + s) % n;
-    if (sizes[m]) memcpy(out + offset[m], peer(source, t.world[m]), sizes[m]);
+    memcpy(out + m * bytes, peer(source, t.world[m]), bytes);
   }
 }
 }  // namespace
@@ -332,21 +346,82 @@ void fcollect(const TeamView &t, PeerAddress peer, void *dest, const void *sourc
     }
     return;
   }
-  std::vector<size_t> sizes(t.size, bytes);
   sync(t);
-  gather_blocks(t, peer, dest, source, sizes.data());
+  gather_blocks(t, peer, dest, source, bytes);
   sync(t);
 }
 
-void collect(const TeamView &t, PeerAddress peer, void *dest, const void *source, size_t bytes) {
-  // Each member shows its size in its own slot; read after the first sync, rewritten only by the
-  // next collect, which nobody can start before everyone passed the second sync.
-  show(t, 0, bytes, 0);
+void collect(const TeamView &t, TokenAddress peer, void *dest, const void *source,
+             uint64_t source_token, size_t bytes) {
+  const int n = t.size, me = t.rank;
+  char *out = static_cast<char *>(dest);
+  std::vector<size_t> sizes(n), offset(n + 1, 0);
+  std::vector<uint64_t> tokens(n);
+  if (cells_fit(t, 0)) {
+    // One round of cells carrying (size, token, block if it fits). When every block fitted, that
+    // was the whole exchange; otherwise the large blocks are read from their owners' sources
+    // (ready: the owner pushed its cell from inside the call) and a sync keeps them there.
+    struct Header {
+      uint64_t bytes, token;
+    };
+    constexpr size_t room = kCellBytes - sizeof(Header);
+    for (int s = 1; s < n; ++s) {
+      char *cell = claim_cell(t, (me + s) % n);
+      const Header h{bytes, source_token};
+      memcpy(cell, &h, sizeof h);
+      if (bytes <= room) memcpy(cell + sizeof h, source, bytes);
+      post_cell(t, (me + s) % n);
+    }
+    std::vector<const char *> cells(n, nullptr);
+    bool all_fit = bytes <= room;
+    for (int s = 1; s < n; ++s) {
+      const int m = (me - s + n) % n;
+      cells[m] = arrived_cell(t, m);
+      Header h;
+      memcpy(&h, cells[m], sizeof h);
+      sizes[m] = h.bytes;
+      tokens[m] = h.token;
+      all_fit &= h.bytes <= room;
+    }
+    sizes[me] = bytes;
+    for (int m = 0; m < n; ++m) offset[m + 1] = offset[m] + sizes[m];
+    if (bytes) memcpy(out + offset[me], source, bytes);
+    for (int s = 1; s < n; ++s) {
+      const int m = (me + s) % n;
+      if (sizes[m] && sizes[m] <= room)
+        memcpy(out + offset[m], cells[m] + sizeof(Header), sizes[m]);
+      else if (sizes[m])
+        memcpy(out + offset[m], peer(tokens[m], t.world[m]), sizes[m]);
+      release_cell(t, m);
+    }
+    if (!all_fit) sync(t);
+    return;
+  }
+  // Each member shows its size and token in its own slot; read after the first sync, rewritten
+  // only by the next collect, which nobody can start before everyone passed the second sync.
+  show(t, 0, bytes, source_token);
   sync(t);
-  std::vector<size_t> sizes(t.size);
-  for (int m = 0; m < t.size; ++m) sizes[m] = shown(t, m, 0).a.load(std::memory_order_relaxed);
-  gather_blocks(t, peer, dest, source, sizes.data());
+  for (int m = 0; m < n; ++m) {
+    sizes[m] = shown(t, m, 0).a.load(std::memory_order_relaxed);
+    tokens[m] = shown(t, m, 0).b.load(std::memory_order_relaxed);
+    offset[m + 1] = offset[m] + sizes[m];
+  }
+  for (int s = 0; s < n; ++s) {
+    const int m = (me + s) % n;
+    if (sizes[m])
+      memcpy(out + offset[m], m == me ? source : peer(tokens[m], t.world[m]), sizes[m]);
+  }
   sync(t);
+}
+
+uint64_t pending_active_set_messages(shm::ControlBlock *mine, int sender) {
+  return channel(shm::team_slot(mine, kActiveSetSlot), sender).load(std::memory_order_acquire);
+}
+
+int unmatched_active_set_peer(const TeamView &t) {
+  for (int m = 0; m < t.size; ++m)
+    if (pending_active_set_messages(t.my_control(), t.world[m]) != 0) return t.world[m];
+  return -1;
 }
 
 void alltoall(const TeamView &t, PeerAddress peer, void *dest, const void *source, ptrdiff_t dst,

@@ -76,12 +76,26 @@ void broadcast(const TeamView &team, PeerAddress peer, void *dest, const void *s
                size_t bytes, int root, bool root_copies, const char *check);
 
 // Concatenation in member order of `bytes` (same on all: fcollect) or of each member's own count
-// (collect). fcollect blocks that fit a cell are pushed to every member in one round; otherwise
-// every member reads each peer's source directly, in ring order from its right neighbour, between
-// two syncs.
+// (collect). Blocks that fit a cell are pushed to every member in one round; otherwise every
+// member reads each peer's source directly, starting from its right neighbour so that no source
+// has all readers at once, and a sync ends the call. On one node this is the bandwidth-optimal
+// exchange (every block crosses memory once per reader, as in a ring, with no forwarding
+// latency); an RDMA transport gets its own ring below this interface.
 void fcollect(const TeamView &team, PeerAddress peer, void *dest, const void *source, size_t bytes,
               const char *check);
-void collect(const TeamView &team, PeerAddress peer, void *dest, const void *source, size_t bytes);
+// A collect source may be NULL where its count is 0, so members name their sources to each other
+// by symmetric token (SymmetricSpace::token), never by the reader's own source address.
+using TokenAddress = char *(*)(uint64_t token, int world_pe);
+void collect(const TeamView &team, TokenAddress peer, void *dest, const void *source,
+             uint64_t source_token, size_t bytes);
+
+// SHMEM_DEBUG, on entry to a collective over `team` before it sends anything: the world PE of a
+// member that left me a message in the active-set slot that I never took, or -1. Nobody can be
+// past a collective I have not entered, so such a message comes from an active-set collective
+// that member called before this one and I did not call with it: their active sets differ.
+int unmatched_active_set_peer(const TeamView &team);
+// Messages from world PE `sender` not yet taken in the active-set slot of `mine`.
+uint64_t pending_active_set_messages(shm::ControlBlock *mine, int sender);
 
 // Block j of member i's source (nelems elements of elem_size, element stride sst) lands as block i
 // of member j's dest (stride dst). Blocks that fit a cell are pushed in one round; larger ones are

@@ -27,6 +27,10 @@ struct TeamView {
   int slot = -1;                              // scratch slot index, the same on every member
   shm::ControlBlock *const *control = nullptr;  // world PE -> its control block as mapped here
   const WaitPolicy *wait = nullptr;
+  // SHMEM_DEBUG: the routine being run. Waits then also notice a member that entered a world
+  // barrier this PE has not entered: it skipped this collective (or called it with another team
+  // or active set) and will never send what we wait for, so the wait fails instead of hanging.
+  const char *watch = nullptr;
 
   int world_pe(int member) const { return world[member]; }
   // Member `member`'s scratch slot for this team, as mapped here.

@@ -150,7 +150,7 @@ void runtime_finalize() {
   std::lock_guard<std::recursive_mutex> guard(rt.setup_mutex);
   if (!rt.initialized) return;
   std::atomic_thread_fence(std::memory_order_seq_cst);  // quiet
-  rt.barrier.run();
+  rt.barrier.run(rt.debug ? "shmem_finalize" : nullptr);
   if (--rt.init_count > 0) return;  // not the last finalize: it acts as barrier_all
   rt.initialized = false;
   destroy_all_teams();

@@ -33,6 +33,21 @@ struct SymmetricSpace {
     return nullptr;
   }
 
+  // The object at `sym` as every PE can name it: its offset in the heap, or its offset in .data/.bss
+  // with the top bit set (the segments' bases differ between PEs). kNoToken if not symmetric.
+  static constexpr uint64_t kNoToken = ~uint64_t{0};
+  static constexpr uint64_t kDataBit = uint64_t{1} << 63;
+  inline uint64_t token(const void *sym) const {
+    uintptr_t a = reinterpret_cast<uintptr_t>(sym);
+    if (uintptr_t off = a - heap.base; off < heap.size) return off;
+    if (uintptr_t off = a - data.base; off < data.size) return off | kDataBit;
+    return kNoToken;
+  }
+  // Address here of PE `pe`'s copy of the object named by a valid token.
+  inline char *at_token(uint64_t token, int pe) const {
+    return token & kDataBit ? data.mapped[pe] + (token & ~kDataBit) : heap.mapped[pe] + token;
+  }
+
   inline bool is_symmetric(const void *sym) const {
     uintptr_t a = reinterpret_cast<uintptr_t>(sym);
     return a - heap.base < heap.size || a - data.base < data.size;

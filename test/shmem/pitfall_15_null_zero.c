@@ -10,6 +10,8 @@ static uint64_t sig;
 static long guard[4] = {11, 22, 33, 44};
 static long psync[SHMEM_SYNC_SIZE];
 static long pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+#define MIXED_BIG 1024 /* longs: above one push cell */
+static long mixed_src[MIXED_BIG], mixed_all[MIXED_BIG * 8 + 1];
 
 int main(void) {
   shtest_init();
@@ -62,9 +64,28 @@ int main(void) {
   CHECK_EQ_U("xor_reduce(NULL, 0)", 0, shmem_ulong_xor_reduce(SHMEM_TEAM_WORLD, NULL, NULL, 0));
   CHECK_EQ_U("sum_inscan(NULL, 0)", 0, shmem_long_sum_inscan(SHMEM_TEAM_WORLD, NULL, NULL, 0));
   CHECK_EQ_U("collect(NULL, 0) everywhere", 0, shmem_long_collect(SHMEM_TEAM_WORLD, NULL, NULL, 0));
-  /* Not here: a collect where only some PEs pass NULL with nelems 0 while the others give data
-   * (hoshmem reads every peer's block at the caller's own source address, so the PE holding NULL
-   * crashes; reported to the collectives owner, see PITFALLS.md). */
+  /* collect where the odd PEs pass NULL with nelems 0 and the others give data: a block that
+   * fits a push cell and one that does not (read from its owner), team and active-set forms */
+  for (int big = 0; big < 2; big++) {
+    const size_t each = big ? MIXED_BIG : 1;
+    for (size_t i = 0; i < each; i++) mixed_src[i] = 1000 * me + (long)i;
+    for (size_t i = 0; i < MIXED_BIG * 8; i++) mixed_all[i] = -1;
+    shmem_barrier_all();
+    const int odd = me % 2;
+    if (big)
+      shmem_collect64(mixed_all, odd ? NULL : mixed_src, odd ? 0 : each, 0, 0, n, psync);
+    else
+      CHECK_EQ_U("collect with NULL on odd PEs", 0,
+                 shmem_long_collect(SHMEM_TEAM_WORLD, mixed_all, odd ? NULL : mixed_src, odd ? 0 : each));
+    size_t at = 0;
+    for (int pe = 0; pe < n; pe += 2)
+      for (size_t i = 0; i < each; i++, at++)
+        if (mixed_all[at] != 1000 * pe + (long)i)
+          SHT_FAIL("collect (%zu each, NULL on odd PEs): element %zu is %ld, expected %ld", each,
+                   at, mixed_all[at], 1000L * pe + (long)i);
+    CHECK_EQ_U("collect wrote past its end", -1, mixed_all[at]);
+    shmem_barrier_all();
+  }
   /* active-set forms */
   shmem_broadcast64(NULL, NULL, 0, 0, 0, 0, n, psync);
   shmem_barrier_all();

@@ -27,6 +27,9 @@ struct ControlBlock {
   // Dissemination barrier: round k of barrier number e stores e into barrier_round[k] of the
   // partner PE (me + 2^k) mod n.
   PaddedCounter barrier_round[kMaxBarrierRounds];
+  // Number of world barriers this PE has entered (SHMEM_DEBUG uses it to tell a peer that is
+  // ahead of us from one that called a collective we did not).
+  PaddedCounter barriers_entered;
 };
 
 // Each PE's shared-memory file starts with the control block, then one scratch slot per team
