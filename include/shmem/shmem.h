@@ -112,5 +112,6 @@ HOSHMEM_DECLARE_OLD_NAMES()
 
 #include "pshmem.h"
 #include "shmem_generic.h"
+#include "shmem_inline.h" /* the inline fast path (HOSHMEM_NO_INLINE turns it off) */
 
 #endif /* HOSHMEM_SHMEM_H */

@@ -139,6 +139,7 @@ void runtime_init(int requested, int *provided, const char *routine) {
   create_predefined_teams();
 
   rt.initialized = true;
+  publish_fast_path();
   rt.barrier.run();
 
   if (rt.me == 0 && rt.config.info) runtime_print_info(stdout);
@@ -152,6 +153,7 @@ void runtime_finalize() {
   std::atomic_thread_fence(std::memory_order_seq_cst);  // quiet
   rt.barrier.run(rt.debug ? "shmem_finalize" : nullptr);
   if (--rt.init_count > 0) return;  // not the last finalize: it acts as barrier_all
+  retract_fast_path();
   rt.initialized = false;
   destroy_all_teams();
   rt.memory.teardown();

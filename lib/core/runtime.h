@@ -50,6 +50,10 @@ extern Runtime rt;
 void runtime_init(int requested_thread_level, int *provided, const char *routine);
 void runtime_finalize();
 void runtime_print_info(FILE *out);
+// The header's inline fast path (lib/core/fast_path.cc): on after init when it applies, off
+// before the last finalize tears the mappings down.
+void publish_fast_path();
+void retract_fast_path();
 const char *runtime_build_string();
 
 // --- checks on the data path ---

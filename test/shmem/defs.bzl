@@ -10,6 +10,7 @@ def shmem_test(
         expect_output = None,
         no_survivors = False,
         timeout_s = 120,
+        copts = [],
         tags = []):
     """Builds `name` (cc_binary linked with //lib:hoshmem) and one sh_test `name_np<N>` per N.
 
@@ -19,11 +20,13 @@ def shmem_test(
       expect_stderr: extended regex (or list) that must match a line of stderr; "{np}" -> N
       expect_output: same, matched against stdout + stderr
       no_survivors:  no PE process may outlive the launcher (programs record their PIDs)
+      copts:         extra compiler flags (e.g. -DHOSHMEM_NO_INLINE: every call into the library)
     """
     native.cc_binary(
         name = name,
         srcs = srcs + ["shtest.h", "types.h"],
-        copts = ["-std=gnu11", "-Wno-deprecated-declarations", "-Wno-type-limits"],
+        copts = ([] if [s for s in srcs if s.endswith(".cc")] else ["-std=gnu11"]) +
+                ["-Wno-deprecated-declarations", "-Wno-type-limits"] + copts,
         deps = ["//lib:hoshmem"],
         linkopts = ["-pthread"],
         testonly = True,

@@ -1,0 +1,340 @@
+/*
+ * hoshmem: the intra-node fast path of the small RMA and AMO routines, compiled into the caller.
+ *
+ * Each routine below is the library's exported one, defined again here as a GNU inline function:
+ * the compiler inlines this body (or, where it takes the routine's address, calls the library),
+ * and both do the same thing. The body handles only the common case: a job whose PEs are all on
+ * this node, all-SW atomics, no SHMEM_DEBUG, a valid PE and a symmetric address. Then a put or an
+ * AMO is one table lookup, the store or CPU atomic on the peer's memory as mapped here, and a look
+ * at whether the peer sleeps. Anything else (argument errors, other nodes, the HCA path,
+ * transfers above HOSHMEM_FAST_BYTES) calls the pshmem_ twin, which checks and reports as always.
+ *
+ * Why: calling into a shared library with its checks costs a few nanoseconds, several times a
+ * store into shared memory. Define HOSHMEM_NO_INLINE (oshcc -DHOSHMEM_NO_INLINE) to call the
+ * library for everything, e.g. for a profiling tool that interposes shmem_ names.
+ */
+#ifndef HOSHMEM_SHMEM_INLINE_H
+#define HOSHMEM_SHMEM_INLINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shmem_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Published by the library (lib/core/fast_path.cc) and read here: part of libhoshmem's ABI. */
+struct hoshmem_fast_segment {
+  uintptr_t base;      /* this PE's address of the segment */
+  size_t size;         /* its bytes */
+  char *const *mapped; /* per PE: where that PE's copy is mapped in this process */
+};
+struct hoshmem_fast_state {
+  int npes; /* the number of PEs while the fast path applies, otherwise 0 */
+  struct hoshmem_fast_segment heap, data; /* the symmetric heap; the executable's .data/.bss */
+  ptrdiff_t sleeping_offset; /* a PE's heap mapping + this = its doorbell's "sleeping" flag */
+};
+extern struct hoshmem_fast_state hoshmem_fast;
+void hoshmem_fast_wake(int pe); /* rings the doorbell of PE pe, which sleeps */
+
+#ifdef __cplusplus
+}
+#endif
+
+/* Transfers up to this many bytes are inlined; larger ones call the library (copy-bound anyway). */
+#define HOSHMEM_FAST_BYTES 64
+
+#if defined(__GNUC__) && (!defined(HOSHMEM_NO_INLINE) || defined(HOSHMEM_EMIT_FAST_HELPERS))
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The helpers are inline here and emitted once by the library (HOSHMEM_EMIT_FAST_HELPERS). */
+#ifdef HOSHMEM_EMIT_FAST_HELPERS
+#define HOSHMEM_FAST_HELPER
+#else
+#define HOSHMEM_FAST_HELPER extern __inline__ __attribute__((__gnu_inline__, __always_inline__))
+#endif
+
+typedef uint64_t hoshmem_u64_any __attribute__((__aligned__(1), __may_alias__));
+typedef uint32_t hoshmem_u32_any __attribute__((__aligned__(1), __may_alias__));
+typedef uint16_t hoshmem_u16_any __attribute__((__aligned__(1), __may_alias__));
+
+/* 1 when the fast path applies to PE pe and the symmetric address sym: then *at is PE pe's copy
+ * of the object as mapped here and *heap PE pe's heap mapping (for hoshmem_fast_notify). 0 sends
+ * the call to the library, which decides (and reports bad arguments). */
+HOSHMEM_FAST_HELPER int hoshmem_fast_resolve(const void *sym, int pe, char **at, char **heap) {
+  uintptr_t off;
+  if ((unsigned)pe >= (unsigned)hoshmem_fast.npes) return 0;
+  *heap = hoshmem_fast.heap.mapped[pe];
+  off = (uintptr_t)sym - hoshmem_fast.heap.base;
+  if (__builtin_expect(off < hoshmem_fast.heap.size, 1)) {
+    *at = *heap + off;
+    return 1;
+  }
+  off = (uintptr_t)sym - hoshmem_fast.data.base;
+  if (off < hoshmem_fast.data.size) {
+    *at = hoshmem_fast.data.mapped[pe] + off;
+    return 1;
+  }
+  return 0;
+}
+
+/* After changing PE pe's memory: wake it if it sleeps in a wait (lib/progress/wait.h). Its
+ * "sleeping" flag sits at a fixed distance from its heap mapping (same shared file). */
+HOSHMEM_FAST_HELPER void hoshmem_fast_notify(int pe, const char *heap) {
+  const uint32_t *sleeping = (const uint32_t *)(heap + hoshmem_fast.sleeping_offset);
+  if (__builtin_expect(__atomic_load_n(sleeping, __ATOMIC_RELAXED) != 0, 0)) hoshmem_fast_wake(pe);
+}
+
+/* Stores bytes [0, bytes) once each and in address order (8, then 4, 2, 1 at a time), as the
+ * library's puts do: a receiver polling the last element never sees it written twice. */
+HOSHMEM_FAST_HELPER void hoshmem_fast_store_once(char *to, const void *source, size_t bytes) {
+  const char *from = (const char *)source;
+  size_t i = 0;
+  for (; i + 8 <= bytes; i += 8)
+    *(volatile hoshmem_u64_any *)(to + i) = *(const hoshmem_u64_any *)(from + i);
+  if (i + 4 <= bytes) {
+    *(volatile hoshmem_u32_any *)(to + i) = *(const hoshmem_u32_any *)(from + i);
+    i += 4;
+  }
+  if (i + 2 <= bytes) {
+    *(volatile hoshmem_u16_any *)(to + i) = *(const hoshmem_u16_any *)(from + i);
+    i += 2;
+  }
+  if (i < bytes) *(volatile char *)(to + i) = from[i];
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* helpers */
+
+#if defined(__GNUC__) && !defined(HOSHMEM_NO_INLINE)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HOSHMEM_FAST extern __inline__ __attribute__((__gnu_inline__, __always_inline__))
+#define HOSHMEM_FAST_LIKELY(x) __builtin_expect(!!(x), 1)
+
+/* put/get of nelems elements of esize bytes: inline when small, else the library call `slow` */
+#define HOSHMEM_FAST_PUT(dest, source, nelems, esize, pe, slow)                           \
+  do {                                                                                    \
+    char *hoshmem_to_, *hoshmem_heap_;                                                    \
+    if ((nelems) <= HOSHMEM_FAST_BYTES / (esize) &&                                       \
+        hoshmem_fast_resolve(dest, pe, &hoshmem_to_, &hoshmem_heap_)) {                   \
+      hoshmem_fast_store_once(hoshmem_to_, source, (nelems) * (esize));                   \
+      hoshmem_fast_notify(pe, hoshmem_heap_);                                             \
+      return;                                                                             \
+    }                                                                                     \
+    slow;                                                                                 \
+  } while (0)
+#define HOSHMEM_FAST_GET(dest, source, nelems, esize, pe, slow)                           \
+  do {                                                                                    \
+    char *hoshmem_from_, *hoshmem_heap_;                                                  \
+    if ((nelems) <= HOSHMEM_FAST_BYTES / (esize) &&                                       \
+        hoshmem_fast_resolve(source, pe, &hoshmem_from_, &hoshmem_heap_)) {               \
+      __builtin_memcpy(dest, hoshmem_from_, (nelems) * (esize));                          \
+      return;                                                                             \
+    }                                                                                     \
+    slow;                                                                                 \
+  } while (0)
+
+/* --- ordering: every operation above completed in its call, so quiet is a full fence --- */
+HOSHMEM_FAST void shmem_quiet(void) {
+  if (HOSHMEM_FAST_LIKELY(hoshmem_fast.npes)) {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return;
+  }
+  pshmem_quiet();
+}
+HOSHMEM_FAST void shmem_fence(void) {
+  if (HOSHMEM_FAST_LIKELY(hoshmem_fast.npes)) {
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    return;
+  }
+  pshmem_fence();
+}
+
+/* --- RMA: p, g, put, get and their _nbi forms (complete at once on this node) --- */
+#define HOSHMEM_FAST_RMA_TYPED(P, T, N)                                                   \
+  HOSHMEM_FAST void shmem_##N##_p(T *dest, T value, int pe) {                              \
+    char *to, *heap;                                                                       \
+    if (HOSHMEM_FAST_LIKELY(hoshmem_fast_resolve(dest, pe, &to, &heap))) {                 \
+      *(volatile T *)to = value;                                                           \
+      hoshmem_fast_notify(pe, heap);                                                       \
+      return;                                                                              \
+    }                                                                                      \
+    pshmem_##N##_p(dest, value, pe);                                                       \
+  }                                                                                        \
+  HOSHMEM_FAST T shmem_##N##_g(const T *source, int pe) {                                  \
+    char *from, *heap;                                                                     \
+    if (HOSHMEM_FAST_LIKELY(hoshmem_fast_resolve(source, pe, &from, &heap)))               \
+      return *(const volatile T *)from;                                                    \
+    return pshmem_##N##_g(source, pe);                                                     \
+  }                                                                                        \
+  HOSHMEM_FAST void shmem_##N##_put(T *dest, const T *source, size_t nelems, int pe) {     \
+    HOSHMEM_FAST_PUT(dest, source, nelems, sizeof(T), pe,                                 \
+                     pshmem_##N##_put(dest, source, nelems, pe));                          \
+  }                                                                                        \
+  HOSHMEM_FAST void shmem_##N##_put_nbi(T *dest, const T *source, size_t nelems, int pe) { \
+    HOSHMEM_FAST_PUT(dest, source, nelems, sizeof(T), pe,                                 \
+                     pshmem_##N##_put_nbi(dest, source, nelems, pe));                      \
+  }                                                                                        \
+  HOSHMEM_FAST void shmem_##N##_get(T *dest, const T *source, size_t nelems, int pe) {     \
+    HOSHMEM_FAST_GET(dest, source, nelems, sizeof(T), pe,                                 \
+                     pshmem_##N##_get(dest, source, nelems, pe));                          \
+  }                                                                                        \
+  HOSHMEM_FAST void shmem_##N##_get_nbi(T *dest, const T *source, size_t nelems, int pe) { \
+    HOSHMEM_FAST_GET(dest, source, nelems, sizeof(T), pe,                                 \
+                     pshmem_##N##_get_nbi(dest, source, nelems, pe));                      \
+  }
+HOSHMEM_RMA_TYPES(HOSHMEM_FAST_RMA_TYPED, _)
+
+#define HOSHMEM_FAST_RMA_SIZED(P, B)                                                      \
+  HOSHMEM_FAST void shmem_put##B(void *dest, const void *source, size_t nelems, int pe) {  \
+    HOSHMEM_FAST_PUT(dest, source, nelems, B / 8, pe,                                   \
+                     pshmem_put##B(dest, source, nelems, pe));                             \
+  }                                                                                        \
+  HOSHMEM_FAST void shmem_put##B##_nbi(void *dest, const void *source, size_t nelems,      \
+                                       int pe) {                                           \
+    HOSHMEM_FAST_PUT(dest, source, nelems, B / 8, pe,                                   \
+                     pshmem_put##B##_nbi(dest, source, nelems, pe));                       \
+  }                                                                                        \
+  HOSHMEM_FAST void shmem_get##B(void *dest, const void *source, size_t nelems, int pe) {  \
+    HOSHMEM_FAST_GET(dest, source, nelems, B / 8, pe,                                   \
+                     pshmem_get##B(dest, source, nelems, pe));                             \
+  }                                                                                        \
+  HOSHMEM_FAST void shmem_get##B##_nbi(void *dest, const void *source, size_t nelems,      \
+                                       int pe) {                                           \
+    HOSHMEM_FAST_GET(dest, source, nelems, B / 8, pe,                                   \
+                     pshmem_get##B##_nbi(dest, source, nelems, pe));                       \
+  }
+HOSHMEM_RMA_SIZES(HOSHMEM_FAST_RMA_SIZED, _)
+
+HOSHMEM_FAST void shmem_putmem(void *dest, const void *source, size_t nelems, int pe) {
+  HOSHMEM_FAST_PUT(dest, source, nelems, 1, pe, pshmem_putmem(dest, source, nelems, pe));
+}
+HOSHMEM_FAST void shmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe) {
+  HOSHMEM_FAST_PUT(dest, source, nelems, 1, pe, pshmem_putmem_nbi(dest, source, nelems, pe));
+}
+HOSHMEM_FAST void shmem_getmem(void *dest, const void *source, size_t nelems, int pe) {
+  HOSHMEM_FAST_GET(dest, source, nelems, 1, pe, pshmem_getmem(dest, source, nelems, pe));
+}
+HOSHMEM_FAST void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe) {
+  HOSHMEM_FAST_GET(dest, source, nelems, 1, pe, pshmem_getmem_nbi(dest, source, nelems, pe));
+}
+
+/* --- AMOs: CPU atomics on the peer's word, with the library's memory orders (fetch acquire, set
+ * release, the rest seq_cst); every update but fetch wakes a sleeping target. --- */
+#define HOSHMEM_FAST_AMO(RET, NAME, PARAMS, DEST, PE, ON_WORD, SLOW)                      \
+  HOSHMEM_FAST RET NAME PARAMS {                                                          \
+    char *w, *heap;                                                                       \
+    if (HOSHMEM_FAST_LIKELY(hoshmem_fast_resolve(DEST, PE, &w, &heap))) {                 \
+      ON_WORD;                                                                            \
+    }                                                                                     \
+    SLOW;                                                                                 \
+  }
+/* ON_WORD bodies: `w` is the mapped word */
+#define HOSHMEM_FAST_RMW(T, EXPR)                                                         \
+  {                                                                                       \
+    T hoshmem_old_ = EXPR;                                                                \
+    hoshmem_fast_notify(pe, heap);                                                              \
+    return hoshmem_old_;                                                                  \
+  }
+#define HOSHMEM_FAST_RMW_VOID(EXPR) \
+  {                                 \
+    (void)(EXPR);                   \
+    hoshmem_fast_notify(pe, heap);        \
+    return;                         \
+  }
+#define HOSHMEM_FAST_RMW_NBI(T, EXPR) \
+  {                                   \
+    T hoshmem_old_ = EXPR;            \
+    hoshmem_fast_notify(pe, heap);          \
+    *fetch = hoshmem_old_;            \
+    return;                           \
+  }
+
+/* compare-and-swap: the old value whether or not it matched */
+#define HOSHMEM_FAST_CSWAP(T, cond, value) \
+  (__atomic_compare_exchange_n((T *)w, &cond, value, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST), cond)
+
+#define HOSHMEM_FAST_AMO_STD(P, T, N)                                                          \
+  HOSHMEM_FAST_AMO(T, shmem_##N##_atomic_compare_swap, (T * dest, T cond, T value, int pe),     \
+                   dest, pe, HOSHMEM_FAST_RMW(T, HOSHMEM_FAST_CSWAP(T, cond, value)),           \
+                   return pshmem_##N##_atomic_compare_swap(dest, cond, value, pe))              \
+  HOSHMEM_FAST_AMO(T, shmem_##N##_atomic_fetch_inc, (T * dest, int pe), dest, pe,               \
+                   HOSHMEM_FAST_RMW(T, __atomic_fetch_add((T *)w, (T)1, __ATOMIC_SEQ_CST)),     \
+                   return pshmem_##N##_atomic_fetch_inc(dest, pe))                              \
+  HOSHMEM_FAST_AMO(void, shmem_##N##_atomic_inc, (T * dest, int pe), dest, pe,                  \
+                   HOSHMEM_FAST_RMW_VOID(__atomic_fetch_add((T *)w, (T)1, __ATOMIC_SEQ_CST)),   \
+                   pshmem_##N##_atomic_inc(dest, pe))                                           \
+  HOSHMEM_FAST_AMO(T, shmem_##N##_atomic_fetch_add, (T * dest, T value, int pe), dest, pe,      \
+                   HOSHMEM_FAST_RMW(T, __atomic_fetch_add((T *)w, value, __ATOMIC_SEQ_CST)),    \
+                   return pshmem_##N##_atomic_fetch_add(dest, value, pe))                       \
+  HOSHMEM_FAST_AMO(void, shmem_##N##_atomic_add, (T * dest, T value, int pe), dest, pe,         \
+                   HOSHMEM_FAST_RMW_VOID(__atomic_fetch_add((T *)w, value, __ATOMIC_SEQ_CST)),  \
+                   pshmem_##N##_atomic_add(dest, value, pe))                                    \
+  HOSHMEM_FAST_AMO(void, shmem_##N##_atomic_compare_swap_nbi,                                   \
+                   (T * fetch, T * dest, T cond, T value, int pe), dest, pe,                    \
+                   HOSHMEM_FAST_RMW_NBI(T, HOSHMEM_FAST_CSWAP(T, cond, value)),                 \
+                   pshmem_##N##_atomic_compare_swap_nbi(fetch, dest, cond, value, pe))          \
+  HOSHMEM_FAST_AMO(void, shmem_##N##_atomic_fetch_inc_nbi, (T * fetch, T * dest, int pe), dest, \
+                   pe, HOSHMEM_FAST_RMW_NBI(T, __atomic_fetch_add((T *)w, (T)1, __ATOMIC_SEQ_CST)), \
+                   pshmem_##N##_atomic_fetch_inc_nbi(fetch, dest, pe))                          \
+  HOSHMEM_FAST_AMO(void, shmem_##N##_atomic_fetch_add_nbi,                                      \
+                   (T * fetch, T * dest, T value, int pe), dest, pe,                            \
+                   HOSHMEM_FAST_RMW_NBI(T, __atomic_fetch_add((T *)w, value, __ATOMIC_SEQ_CST)), \
+                   pshmem_##N##_atomic_fetch_add_nbi(fetch, dest, value, pe))
+HOSHMEM_AMO_STD_TYPES(HOSHMEM_FAST_AMO_STD, _)
+
+/* fetch/set/swap also on float and double: the generic builtins move the value's bits */
+#define HOSHMEM_FAST_LOAD(T) (__atomic_load((const T *)w, &hoshmem_v_, __ATOMIC_ACQUIRE), hoshmem_v_)
+#define HOSHMEM_FAST_SWAP(T) (__atomic_exchange((T *)w, &value, &hoshmem_v_, __ATOMIC_SEQ_CST), hoshmem_v_)
+#define HOSHMEM_FAST_AMO_EXT(P, T, N)                                                          \
+  HOSHMEM_FAST_AMO(T, shmem_##N##_atomic_fetch, (const T *source, int pe), source, pe,          \
+                   { T hoshmem_v_; return HOSHMEM_FAST_LOAD(T); },                              \
+                   return pshmem_##N##_atomic_fetch(source, pe))                                \
+  HOSHMEM_FAST_AMO(void, shmem_##N##_atomic_set, (T * dest, T value, int pe), dest, pe,         \
+                   HOSHMEM_FAST_RMW_VOID((__atomic_store((T *)w, &value, __ATOMIC_RELEASE), 0)), \
+                   pshmem_##N##_atomic_set(dest, value, pe))                                    \
+  HOSHMEM_FAST_AMO(T, shmem_##N##_atomic_swap, (T * dest, T value, int pe), dest, pe,           \
+                   { T hoshmem_v_; HOSHMEM_FAST_RMW(T, HOSHMEM_FAST_SWAP(T)) },                 \
+                   return pshmem_##N##_atomic_swap(dest, value, pe))                            \
+  HOSHMEM_FAST_AMO(void, shmem_##N##_atomic_fetch_nbi, (T * fetch, const T *source, int pe),    \
+                   source, pe, { T hoshmem_v_; *fetch = HOSHMEM_FAST_LOAD(T); return; },        \
+                   pshmem_##N##_atomic_fetch_nbi(fetch, source, pe))                            \
+  HOSHMEM_FAST_AMO(void, shmem_##N##_atomic_swap_nbi, (T * fetch, T * dest, T value, int pe),   \
+                   dest, pe, { T hoshmem_v_; HOSHMEM_FAST_RMW_NBI(T, HOSHMEM_FAST_SWAP(T)) },   \
+                   pshmem_##N##_atomic_swap_nbi(fetch, dest, value, pe))
+HOSHMEM_AMO_EXT_TYPES(HOSHMEM_FAST_AMO_EXT, _)
+
+#define HOSHMEM_FAST_AMO_BIT_OP(T, N, OP)                                                      \
+  HOSHMEM_FAST_AMO(T, shmem_##N##_atomic_fetch_##OP, (T * dest, T value, int pe), dest, pe,     \
+                   HOSHMEM_FAST_RMW(T, __atomic_fetch_##OP((T *)w, value, __ATOMIC_SEQ_CST)),   \
+                   return pshmem_##N##_atomic_fetch_##OP(dest, value, pe))                      \
+  HOSHMEM_FAST_AMO(void, shmem_##N##_atomic_##OP, (T * dest, T value, int pe), dest, pe,        \
+                   HOSHMEM_FAST_RMW_VOID(__atomic_fetch_##OP((T *)w, value, __ATOMIC_SEQ_CST)), \
+                   pshmem_##N##_atomic_##OP(dest, value, pe))                                   \
+  HOSHMEM_FAST_AMO(void, shmem_##N##_atomic_fetch_##OP##_nbi,                                   \
+                   (T * fetch, T * dest, T value, int pe), dest, pe,                            \
+                   HOSHMEM_FAST_RMW_NBI(T, __atomic_fetch_##OP((T *)w, value, __ATOMIC_SEQ_CST)), \
+                   pshmem_##N##_atomic_fetch_##OP##_nbi(fetch, dest, value, pe))
+#define HOSHMEM_FAST_AMO_BIT(P, T, N) \
+  HOSHMEM_FAST_AMO_BIT_OP(T, N, and) HOSHMEM_FAST_AMO_BIT_OP(T, N, or) HOSHMEM_FAST_AMO_BIT_OP(T, N, xor)
+HOSHMEM_AMO_BIT_TYPES(HOSHMEM_FAST_AMO_BIT, _)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* inline routines */
+
+#endif /* HOSHMEM_SHMEM_INLINE_H */
