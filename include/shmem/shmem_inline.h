@@ -1,13 +1,13 @@
 /*
- * hoshmem: the intra-node fast path of the small RMA and AMO routines, compiled into the caller.
+ * hoshmem: the intra-node fast path of the RMA and AMO routines, compiled into the caller.
  *
  * Each routine below is the library's exported one, defined again here as a GNU inline function:
  * the compiler inlines this body (or, where it takes the routine's address, calls the library),
  * and both do the same thing. The body handles only the common case: a job whose PEs are all on
  * this node, all-SW atomics, no SHMEM_DEBUG, a valid PE and a symmetric address. Then a put or an
  * AMO is one table lookup, the store or CPU atomic on the peer's memory as mapped here, and a look
- * at whether the peer sleeps. Anything else (argument errors, other nodes, the HCA path,
- * transfers above HOSHMEM_FAST_BYTES) calls the pshmem_ twin, which checks and reports as always.
+ * at whether the peer sleeps. Anything else (argument errors, other nodes, the HCA path) calls
+ * the pshmem_ twin, which checks and reports as always.
  *
  * Why: calling into a shared library with its checks costs a few nanoseconds, several times a
  * store into shared memory. Define HOSHMEM_NO_INLINE (oshcc -DHOSHMEM_NO_INLINE) to call the
@@ -25,16 +25,19 @@
 extern "C" {
 #endif
 
-/* Published by the library (lib/core/fast_path.cc) and read here: part of libhoshmem's ABI. */
-struct hoshmem_fast_segment {
-  uintptr_t base;      /* this PE's address of the segment */
-  size_t size;         /* its bytes */
-  char *const *mapped; /* per PE: where that PE's copy is mapped in this process */
+/* Published by the library (lib/core/fast_path.cc) and read here: part of libhoshmem's ABI.
+ * Every field but npes is pointer-typed: a program's stores (integer or floating types) cannot
+ * alias a pointer, so the compiler may keep these in registers across a loop of puts. */
+struct hoshmem_fast_peer {
+  char *heap;                /* where that PE's symmetric heap is mapped here */
+  char *data;                /* where that PE's .data/.bss is mapped here */
+  const uint32_t *sleeping;  /* set while that PE sleeps on its doorbell */
 };
 struct hoshmem_fast_state {
   int npes; /* the number of PEs while the fast path applies, otherwise 0 */
-  struct hoshmem_fast_segment heap, data; /* the symmetric heap; the executable's .data/.bss */
-  ptrdiff_t sleeping_offset; /* a PE's heap mapping + this = its doorbell's "sleeping" flag */
+  const char *heap_lo, *heap_hi; /* this PE's symmetric heap */
+  const char *data_lo, *data_hi; /* this PE's .data/.bss */
+  const struct hoshmem_fast_peer *peers; /* indexed by PE */
 };
 extern struct hoshmem_fast_state hoshmem_fast;
 void hoshmem_fast_wake(int pe); /* rings the doorbell of PE pe, which sleeps */
@@ -42,9 +45,6 @@ void hoshmem_fast_wake(int pe); /* rings the doorbell of PE pe, which sleeps */
 #ifdef __cplusplus
 }
 #endif
-
-/* Transfers up to this many bytes are inlined; larger ones call the library (copy-bound anyway). */
-#define HOSHMEM_FAST_BYTES 64
 
 #if defined(__GNUC__) && (!defined(HOSHMEM_NO_INLINE) || defined(HOSHMEM_EMIT_FAST_HELPERS))
 
@@ -64,36 +64,31 @@ typedef uint32_t hoshmem_u32_any __attribute__((__aligned__(1), __may_alias__));
 typedef uint16_t hoshmem_u16_any __attribute__((__aligned__(1), __may_alias__));
 
 /* 1 when the fast path applies to PE pe and the symmetric address sym: then *at is PE pe's copy
- * of the object as mapped here and *heap PE pe's heap mapping (for hoshmem_fast_notify). 0 sends
- * the call to the library, which decides (and reports bad arguments). */
-HOSHMEM_FAST_HELPER int hoshmem_fast_resolve(const void *sym, int pe, char **at, char **heap) {
-  uintptr_t off;
-  if ((unsigned)pe >= (unsigned)hoshmem_fast.npes) return 0;
-  *heap = hoshmem_fast.heap.mapped[pe];
-  off = (uintptr_t)sym - hoshmem_fast.heap.base;
-  if (__builtin_expect(off < hoshmem_fast.heap.size, 1)) {
-    *at = *heap + off;
+ * of the object as mapped here. 0 sends the call to the library, which decides (and reports bad
+ * arguments). */
+HOSHMEM_FAST_HELPER int hoshmem_fast_resolve(const void *sym, int pe, char **at) {
+  const struct hoshmem_fast_state *f = &hoshmem_fast;
+  uintptr_t a = (uintptr_t)sym;
+  if ((unsigned)pe >= (unsigned)f->npes) return 0;
+  if (__builtin_expect(a - (uintptr_t)f->heap_lo < (uintptr_t)f->heap_hi - (uintptr_t)f->heap_lo, 1)) {
+    *at = f->peers[pe].heap + (a - (uintptr_t)f->heap_lo);
     return 1;
   }
-  off = (uintptr_t)sym - hoshmem_fast.data.base;
-  if (off < hoshmem_fast.data.size) {
-    *at = hoshmem_fast.data.mapped[pe] + off;
+  if (a - (uintptr_t)f->data_lo < (uintptr_t)f->data_hi - (uintptr_t)f->data_lo) {
+    *at = f->peers[pe].data + (a - (uintptr_t)f->data_lo);
     return 1;
   }
   return 0;
 }
 
-/* After changing PE pe's memory: wake it if it sleeps in a wait (lib/progress/wait.h). Its
- * "sleeping" flag sits at a fixed distance from its heap mapping (same shared file). */
-HOSHMEM_FAST_HELPER void hoshmem_fast_notify(int pe, const char *heap) {
-  const uint32_t *sleeping = (const uint32_t *)(heap + hoshmem_fast.sleeping_offset);
-  if (__builtin_expect(__atomic_load_n(sleeping, __ATOMIC_RELAXED) != 0, 0)) hoshmem_fast_wake(pe);
+/* After changing PE pe's memory: wake it if it sleeps in a wait (lib/progress/wait.h). */
+HOSHMEM_FAST_HELPER void hoshmem_fast_notify(int pe) {
+  if (__builtin_expect(__atomic_load_n(hoshmem_fast.peers[pe].sleeping, __ATOMIC_RELAXED) != 0, 0))
+    hoshmem_fast_wake(pe);
 }
 
-/* Stores bytes [0, bytes) once each and in address order (8, then 4, 2, 1 at a time), as the
- * library's puts do: a receiver polling the last element never sees it written twice. */
-HOSHMEM_FAST_HELPER void hoshmem_fast_store_once(char *to, const void *source, size_t bytes) {
-  const char *from = (const char *)source;
+/* Stores bytes [0, bytes) once each and in address order (8, then 4, 2, 1 at a time). */
+HOSHMEM_FAST_HELPER void hoshmem_fast_store_once(char *to, const char *from, size_t bytes) {
   size_t i = 0;
   for (; i + 8 <= bytes; i += 8)
     *(volatile hoshmem_u64_any *)(to + i) = *(const hoshmem_u64_any *)(from + i);
@@ -106,6 +101,19 @@ HOSHMEM_FAST_HELPER void hoshmem_fast_store_once(char *to, const void *source, s
     i += 2;
   }
   if (i < bytes) *(volatile char *)(to + i) = from[i];
+}
+
+/* A put's copy, as the library does it: the last 64 bytes are stored once each and last, so a
+ * receiver polling the last element never sees it written twice (memcpy may store a word twice);
+ * what comes before is a plain memcpy. */
+HOSHMEM_FAST_HELPER void hoshmem_fast_put_copy(char *to, const void *source, size_t bytes) {
+  const char *from = (const char *)source;
+  if (bytes > 64) {
+    __builtin_memcpy(to, from, bytes - 64);
+    hoshmem_fast_store_once(to + bytes - 64, from + bytes - 64, 64);
+  } else {
+    hoshmem_fast_store_once(to, from, bytes);
+  }
 }
 
 #ifdef __cplusplus
@@ -123,23 +131,21 @@ extern "C" {
 #define HOSHMEM_FAST extern __inline__ __attribute__((__gnu_inline__, __always_inline__))
 #define HOSHMEM_FAST_LIKELY(x) __builtin_expect(!!(x), 1)
 
-/* put/get of nelems elements of esize bytes: inline when small, else the library call `slow` */
+/* put/get of nelems elements of esize bytes; `slow` is the library call */
 #define HOSHMEM_FAST_PUT(dest, source, nelems, esize, pe, slow)                           \
   do {                                                                                    \
-    char *hoshmem_to_, *hoshmem_heap_;                                                    \
-    if ((nelems) <= HOSHMEM_FAST_BYTES / (esize) &&                                       \
-        hoshmem_fast_resolve(dest, pe, &hoshmem_to_, &hoshmem_heap_)) {                   \
-      hoshmem_fast_store_once(hoshmem_to_, source, (nelems) * (esize));                   \
-      hoshmem_fast_notify(pe, hoshmem_heap_);                                             \
+    char *hoshmem_to_;                                                                    \
+    if (HOSHMEM_FAST_LIKELY(hoshmem_fast_resolve(dest, pe, &hoshmem_to_))) {              \
+      hoshmem_fast_put_copy(hoshmem_to_, source, (nelems) * (esize));                     \
+      hoshmem_fast_notify(pe);                                                            \
       return;                                                                             \
     }                                                                                     \
     slow;                                                                                 \
   } while (0)
 #define HOSHMEM_FAST_GET(dest, source, nelems, esize, pe, slow)                           \
   do {                                                                                    \
-    char *hoshmem_from_, *hoshmem_heap_;                                                  \
-    if ((nelems) <= HOSHMEM_FAST_BYTES / (esize) &&                                       \
-        hoshmem_fast_resolve(source, pe, &hoshmem_from_, &hoshmem_heap_)) {               \
+    char *hoshmem_from_;                                                                  \
+    if (HOSHMEM_FAST_LIKELY(hoshmem_fast_resolve(source, pe, &hoshmem_from_))) {          \
       __builtin_memcpy(dest, hoshmem_from_, (nelems) * (esize));                          \
       return;                                                                             \
     }                                                                                     \
@@ -165,17 +171,17 @@ HOSHMEM_FAST void shmem_fence(void) {
 /* --- RMA: p, g, put, get and their _nbi forms (complete at once on this node) --- */
 #define HOSHMEM_FAST_RMA_TYPED(P, T, N)                                                   \
   HOSHMEM_FAST void shmem_##N##_p(T *dest, T value, int pe) {                              \
-    char *to, *heap;                                                                       \
-    if (HOSHMEM_FAST_LIKELY(hoshmem_fast_resolve(dest, pe, &to, &heap))) {                 \
+    char *to;                                                                              \
+    if (HOSHMEM_FAST_LIKELY(hoshmem_fast_resolve(dest, pe, &to))) {                        \
       *(volatile T *)to = value;                                                           \
-      hoshmem_fast_notify(pe, heap);                                                       \
+      hoshmem_fast_notify(pe);                                                       \
       return;                                                                              \
     }                                                                                      \
     pshmem_##N##_p(dest, value, pe);                                                       \
   }                                                                                        \
   HOSHMEM_FAST T shmem_##N##_g(const T *source, int pe) {                                  \
-    char *from, *heap;                                                                     \
-    if (HOSHMEM_FAST_LIKELY(hoshmem_fast_resolve(source, pe, &from, &heap)))               \
+    char *from;                                                                            \
+    if (HOSHMEM_FAST_LIKELY(hoshmem_fast_resolve(source, pe, &from)))                      \
       return *(const volatile T *)from;                                                    \
     return pshmem_##N##_g(source, pe);                                                     \
   }                                                                                        \
@@ -235,8 +241,8 @@ HOSHMEM_FAST void shmem_getmem_nbi(void *dest, const void *source, size_t nelems
  * release, the rest seq_cst); every update but fetch wakes a sleeping target. --- */
 #define HOSHMEM_FAST_AMO(RET, NAME, PARAMS, DEST, PE, ON_WORD, SLOW)                      \
   HOSHMEM_FAST RET NAME PARAMS {                                                          \
-    char *w, *heap;                                                                       \
-    if (HOSHMEM_FAST_LIKELY(hoshmem_fast_resolve(DEST, PE, &w, &heap))) {                 \
+    char *w;                                                                              \
+    if (HOSHMEM_FAST_LIKELY(hoshmem_fast_resolve(DEST, PE, &w))) {                        \
       ON_WORD;                                                                            \
     }                                                                                     \
     SLOW;                                                                                 \
@@ -245,19 +251,19 @@ HOSHMEM_FAST void shmem_getmem_nbi(void *dest, const void *source, size_t nelems
 #define HOSHMEM_FAST_RMW(T, EXPR)                                                         \
   {                                                                                       \
     T hoshmem_old_ = EXPR;                                                                \
-    hoshmem_fast_notify(pe, heap);                                                              \
+    hoshmem_fast_notify(pe);                                                              \
     return hoshmem_old_;                                                                  \
   }
 #define HOSHMEM_FAST_RMW_VOID(EXPR) \
   {                                 \
     (void)(EXPR);                   \
-    hoshmem_fast_notify(pe, heap);        \
+    hoshmem_fast_notify(pe);        \
     return;                         \
   }
 #define HOSHMEM_FAST_RMW_NBI(T, EXPR) \
   {                                   \
     T hoshmem_old_ = EXPR;            \
-    hoshmem_fast_notify(pe, heap);          \
+    hoshmem_fast_notify(pe);          \
     *fetch = hoshmem_old_;            \
     return;                           \
   }

@@ -5,6 +5,8 @@
 #define HOSHMEM_EMIT_FAST_HELPERS
 #include <shmem.h>
 
+#include <memory>
+
 #include "lib/core/runtime.h"
 
 extern "C" {
@@ -13,24 +15,31 @@ void hoshmem_fast_wake(int pe) { hoshmem::notify(pe); }
 }
 
 namespace hoshmem {
+namespace {
+std::unique_ptr<hoshmem_fast_peer[]> peers;
+}
 
 void publish_fast_path() {
   if (rt.debug || rt.mode != atomics::AtomicityMode::AllSoftware) return;
   const SegmentMap &heap = rt.space.heap, &data = rt.space.data;
-  // Each PE's file maps its control block just before its heap (lib/heap/symmetric_memory.cc),
-  // so one offset finds every PE's doorbell flag from its heap mapping.
-  const auto flag = [](int pe) { return reinterpret_cast<const char *>(&rt.control[pe]->sleeping); };
-  if (!rt.control[0]) return;
-  const ptrdiff_t offset = flag(0) - heap.mapped[0];
-  for (int pe = 0; pe < rt.npes; ++pe)
-    if (!rt.control[pe] || flag(pe) - heap.mapped[pe] != offset)
-      return;  // a PE on another node: the library decides every call
-  hoshmem_fast.heap = {heap.base, heap.size, heap.mapped};
-  hoshmem_fast.data = {data.base, data.size, data.mapped};
-  hoshmem_fast.sleeping_offset = offset;
+  auto table = std::make_unique<hoshmem_fast_peer[]>(rt.npes);
+  for (int pe = 0; pe < rt.npes; ++pe) {
+    if (!rt.control[pe]) return;  // a PE on another node: the library decides every call
+    table[pe] = {heap.mapped[pe], data.mapped ? data.mapped[pe] : nullptr,
+                 reinterpret_cast<const uint32_t *>(&rt.control[pe]->sleeping)};
+  }
+  peers = std::move(table);
+  hoshmem_fast.heap_lo = reinterpret_cast<const char *>(heap.base);
+  hoshmem_fast.heap_hi = hoshmem_fast.heap_lo + heap.size;
+  hoshmem_fast.data_lo = reinterpret_cast<const char *>(data.base);
+  hoshmem_fast.data_hi = hoshmem_fast.data_lo + data.size;
+  hoshmem_fast.peers = peers.get();
   hoshmem_fast.npes = rt.npes;  // last: turns the path on
 }
 
-void retract_fast_path() { hoshmem_fast = {}; }
+void retract_fast_path() {
+  hoshmem_fast = {};
+  peers.reset();
+}
 
 }  // namespace hoshmem
