@@ -204,6 +204,29 @@ void reduce_cells(const TeamView &t, void *dest, const void *source, size_t nele
   memcpy(dest, acc, bytes);
 }
 
+// Small reductions when PEs share cores: every member pushes its value to member 0, which
+// combines them in member order and pushes the result back. Each member waits once (recursive
+// doubling waits log n times, and on shared cores every wait can cost a context switch).
+void reduce_gather(const TeamView &t, void *dest, const void *source, size_t nelems,
+                   size_t elem_size, Combine combine) {
+  const int n = t.size;
+  const size_t bytes = nelems * elem_size;
+  if (t.rank != 0) {
+    push_cell(t, 0, source, bytes);
+    memcpy(dest, arrived_cell(t, 0), bytes);
+    release_cell(t, 0);
+    return;
+  }
+  alignas(64) char acc[kCellBytes];
+  memcpy(acc, source, bytes);
+  for (int m = 1; m < n; ++m) {
+    combine(acc, arrived_cell(t, m), nelems);
+    release_cell(t, m);
+  }
+  for (int m = 1; m < n; ++m) push_cell(t, m, acc, bytes);
+  memcpy(dest, acc, bytes);
+}
+
 // Reduce-scatter then allgather, directly on the symmetric buffers. Member m owns share m: it
 // combines that share of every source into its own dest. In place is safe: a member writes only
 // its own share of dest while the others read other shares of its source.
@@ -467,7 +490,9 @@ void reduce(const TeamView &t, PeerAddress peer, void *dest, const void *source,
     if (dest != source) memmove(dest, source, bytes);
     return;
   }
-  if (cells_fit(t, bytes))
+  if (cells_fit(t, bytes) && t.size > 2 && t.wait->spin_iterations == 0)
+    reduce_gather(t, dest, source, nelems, elem_size, combine);
+  else if (cells_fit(t, bytes))
     reduce_cells(t, dest, source, nelems, elem_size, combine);
   else if (bytes <= kSmallReduceBytes)
     reduce_tree(t, dest, source, nelems, elem_size, combine);

@@ -104,7 +104,8 @@ void alltoall(const TeamView &team, PeerAddress peer, void *dest, const void *so
               ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem_size, const char *check);
 
 // dest = source combined over all members (dest == source allowed). Cell-sized: recursive doubling
-// through the cells; up to kSmallReduceBytes: a tree through the staging areas; larger:
+// through the cells (when PEs share cores and there are more than 2: gather to member 0 and
+// push the result back, so that each member waits once); up to kSmallReduceBytes: a tree through the staging areas; larger:
 // reduce-scatter + allgather on the user buffers.
 void reduce(const TeamView &team, PeerAddress peer, void *dest, const void *source, size_t nelems,
             size_t elem_size, Combine combine, const char *check);
