@@ -136,34 +136,58 @@ void release_cell(const TeamView &t, int from) {
   shm::ring_doorbell(t.control[t.world[from]]);
 }
 
-// Takes the next cell of every other member, in the order they arrive, and hands each to
-// consume(member, cell) before releasing it. A member whose sender is late goes on with the
-// others instead of waiting for it first: on shared cores that saves a wake-up per late sender.
-template <class Consume>
-void take_cells(const TeamView &t, Consume &&consume) {
-  const int n = t.size;
+// One round of cells with every other member: produce(member, cell) fills the cell this member
+// sends to `member`, consume(member, cell) reads the one it received from `member`. Sends and
+// receives proceed in whatever order they become possible (a receiver still holding my previous
+// cell, a sender that is late) and the member waits only when neither can: on shared cores each
+// wait can cost a context switch, so nobody waits for one peer while another is ready.
+template <class Produce, class Consume>
+void exchange_cells(const TeamView &t, Produce &&produce, Consume &&consume) {
+  const int n = t.size, me = t.rank;
   char *mine = t.my_scratch();
-  uint64_t pending = (n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1) & ~(uint64_t{1} << t.rank);
-  auto arrived = [&] {
-    uint64_t ready = 0;
-    for (uint64_t p = pending; p; p &= p - 1) {
-      const int m = __builtin_ctzll(p);
-      if (channel(mine, t.world[m]).load(std::memory_order_acquire) != 0) ready |= uint64_t{1} << m;
-    }
-    return ready;
+  const uint64_t others =
+      (n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1) & ~(uint64_t{1} << me);
+  uint64_t to_send = others, to_take = others;
+  auto can_send = [&](int m) {
+    const uint64_t sent =
+        cell_counter(mine, kCellSentOffset, t.world[m]).load(std::memory_order_relaxed);
+    return cell_counter(t.scratch(m), kCellConsumedOffset, t.world[me])
+               .load(std::memory_order_acquire) == sent;
   };
-  while (pending) {
-    uint64_t ready = arrived();
-    if (!ready) {
-      wait_for(t, __builtin_ctzll(pending), [&] { return (ready = arrived()) != 0; });
+  auto can_take = [&](int m) {
+    return channel(mine, t.world[m]).load(std::memory_order_acquire) != 0;
+  };
+  auto any_ready = [&] {
+    for (uint64_t p = to_send; p; p &= p - 1)
+      if (can_send(__builtin_ctzll(p))) return true;
+    for (uint64_t p = to_take; p; p &= p - 1)
+      if (can_take(__builtin_ctzll(p))) return true;
+    return false;
+  };
+  while (to_send | to_take) {
+    bool progressed = false;
+    for (int s = 1; s < n; ++s) {  // from the right neighbour on, so senders spread out
+      const int m = (me + s) % n;
+      const uint64_t bit = uint64_t{1} << m;
+      if ((to_send & bit) && can_send(m)) {
+        produce(m, t.scratch(m) + kCellsOffset + static_cast<size_t>(t.world[me]) * kCellBytes);
+        post_cell(t, m);
+        to_send &= ~bit;
+        progressed = true;
+      }
     }
-    for (; ready; ready &= ready - 1) {
-      const int m = __builtin_ctzll(ready);
-      channel(mine, t.world[m]).fetch_sub(1, std::memory_order_acq_rel);
-      consume(m, mine + kCellsOffset + static_cast<size_t>(t.world[m]) * kCellBytes);
-      release_cell(t, m);
-      pending &= ~(uint64_t{1} << m);
+    for (int s = 1; s < n; ++s) {
+      const int m = (me - s + n) % n;
+      const uint64_t bit = uint64_t{1} << m;
+      if ((to_take & bit) && can_take(m)) {
+        channel(mine, t.world[m]).fetch_sub(1, std::memory_order_acq_rel);
+        consume(m, mine + kCellsOffset + static_cast<size_t>(t.world[m]) * kCellBytes);
+        release_cell(t, m);
+        to_take &= ~bit;
+        progressed = true;
+      }
     }
+    if (!progressed) wait_for(t, __builtin_ctzll(to_send | to_take), any_ready);
   }
 }
 
@@ -388,12 +412,13 @@ void fcollect(const TeamView &t, PeerAddress peer, void *dest, const void *sourc
   agree(t, bytes, 0, "bytes, 0", check);
   if (bytes == 0) return;
   if (cells_fit(t, bytes)) {
-    // One round: everyone pushes its block to everyone, then takes the blocks pushed to it.
+    // One round: my block to every member's cell, theirs from mine (exchange_cells).
     const int n = t.size, me = t.rank;
     char *out = static_cast<char *>(dest);
-    for (int s = 1; s < n; ++s) push_cell(t, (me + s) % n, source, bytes);
     memcpy(out + me * bytes, source, bytes);
-    take_cells(t, [&](int m, const char *cell) { memcpy(out + m * bytes, cell, bytes); });
+    exchange_cells(
+        t, [&](int, char *cell) { memcpy(cell, source, bytes); },
+        [&](int m, const char *cell) { memcpy(out + m * bytes, cell, bytes); });
     return;
   }
   sync(t);
@@ -485,15 +510,15 @@ void alltoall(const TeamView &t, PeerAddress peer, void *dest, const void *sourc
   const char *in = static_cast<const char *>(source);
   if (cells_fit(t, nelems * elem_size)) {
     // One round: block m goes straight into m's cell for me, packed.
-    for (int s = 1; s < n; ++s) {
-      const int m = (me + s) % n;
-      copy_strided(claim_cell(t, m), 1, in + m * src_block, sst, nelems, elem_size);
-      post_cell(t, m);
-    }
     copy_strided(out + me * dst_block, dst, in + me * src_block, sst, nelems, elem_size);
-    take_cells(t, [&](int m, const char *cell) {
-      copy_strided(out + m * dst_block, dst, cell, 1, nelems, elem_size);
-    });
+    exchange_cells(
+        t,
+        [&](int m, char *cell) {
+          copy_strided(cell, 1, in + m * src_block, sst, nelems, elem_size);
+        },
+        [&](int m, const char *cell) {
+          copy_strided(out + m * dst_block, dst, cell, 1, nelems, elem_size);
+        });
     return;
   }
   sync(t);
