@@ -413,9 +413,8 @@ void fcollect(const TeamView &t, PeerAddress peer, void *dest, const void *sourc
   if (bytes == 0) return;
   if (cells_fit(t, bytes)) {
     // One round: my block to every member's cell, theirs from mine (exchange_cells).
-    const int n = t.size, me = t.rank;
     char *out = static_cast<char *>(dest);
-    memcpy(out + me * bytes, source, bytes);
+    memcpy(out + t.rank * bytes, source, bytes);
     exchange_cells(
         t, [&](int, char *cell) { memcpy(cell, source, bytes); },
         [&](int m, const char *cell) { memcpy(out + m * bytes, cell, bytes); });
