@@ -105,7 +105,7 @@ HOSHMEM_FAST_HELPER void hoshmem_fast_store_once(char *to, const char *from, siz
 
 /* A put's copy, as the library does it: the last 64 bytes are stored once each and last, so a
  * receiver polling the last element never sees it written twice (memcpy may store a word twice);
- * what comes before is a plain memcpy. The tail goes as four 16-byte stores in address order
+ * what comes before is a plain copy. The tail goes as four 16-byte stores in address order
  * (an aligned element inside one is never torn). */
 typedef long long hoshmem_v16_any __attribute__((__vector_size__(16), __aligned__(1), __may_alias__));
 /* Unoptimized builds inline this without pruning the branch a constant size never takes, and
@@ -117,8 +117,16 @@ typedef long long hoshmem_v16_any __attribute__((__vector_size__(16), __aligned_
 HOSHMEM_FAST_HELPER void hoshmem_fast_put_copy(char *to, const void *source, size_t bytes) {
   const char *from = (const char *)source;
   if (bytes >= 64) {
-    size_t head = bytes - 64;
-    __builtin_memcpy(to, from, head);
+    size_t head = bytes - 64, i = 0;
+    if (head > 192) {
+      __builtin_memcpy(to, from, head);
+    } else if (head >= 16) { /* short head: 16-byte moves, the last one overlapping */
+      for (; i + 16 <= head; i += 16)
+        *(hoshmem_v16_any *)(to + i) = *(const hoshmem_v16_any *)(from + i);
+      if (i < head) *(hoshmem_v16_any *)(to + head - 16) = *(const hoshmem_v16_any *)(from + head - 16);
+    } else {
+      hoshmem_fast_store_once(to, from, head);
+    }
     *(volatile hoshmem_v16_any *)(to + head) = *(const hoshmem_v16_any *)(from + head);
     *(volatile hoshmem_v16_any *)(to + head + 16) = *(const hoshmem_v16_any *)(from + head + 16);
     *(volatile hoshmem_v16_any *)(to + head + 32) = *(const hoshmem_v16_any *)(from + head + 32);

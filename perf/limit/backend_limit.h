@@ -116,20 +116,20 @@ static void bk_barrier(void) {
   }
 }
 
-static inline void bk_quiet(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline __attribute__((always_inline)) void bk_quiet(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
-static inline void bk_putmem(void *d, const void *s, size_t n, int pe) {
+static inline __attribute__((always_inline)) void bk_putmem(void *d, const void *s, size_t n, int pe) {
   memcpy(bk_remote(d, pe), s, n);
 }
-static inline void bk_getmem(void *d, const void *s, size_t n, int pe) {
+static inline __attribute__((always_inline)) void bk_getmem(void *d, const void *s, size_t n, int pe) {
   memcpy(d, bk_remote(s, pe), n);
 }
 #define bk_putmem_nbi bk_putmem
 #define bk_getmem_nbi bk_getmem
-static inline void bk_long_p(long *d, long v, int pe) {
+static inline __attribute__((always_inline)) void bk_long_p(long *d, long v, int pe) {
   __atomic_store_n(BK_R(d, pe), v, __ATOMIC_RELAXED);
 }
-static inline long bk_long_g(const long *s, int pe) {
+static inline __attribute__((always_inline)) long bk_long_g(const long *s, int pe) {
   return __atomic_load_n(BK_R(s, pe), __ATOMIC_RELAXED);
 }
 
