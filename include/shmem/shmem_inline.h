@@ -46,7 +46,9 @@ void hoshmem_fast_wake(int pe); /* rings the doorbell of PE pe, which sleeps */
 }
 #endif
 
-#if defined(__GNUC__) && (!defined(HOSHMEM_NO_INLINE) || defined(HOSHMEM_EMIT_FAST_HELPERS))
+/* The helpers are declared even under HOSHMEM_NO_INLINE: the library's own routines copy with
+ * hoshmem_fast_put_copy too, so the inline and the out-of-line put store alike. */
+#if defined(__GNUC__)
 
 #ifdef __cplusplus
 extern "C" {
@@ -103,8 +105,10 @@ HOSHMEM_FAST_HELPER void hoshmem_fast_store_once(char *to, const char *from, siz
   if (i < bytes) *(volatile char *)(to + i) = from[i];
 }
 
-/* A put's copy, as the library does it: the last 64 bytes are stored once each and last, so a
- * receiver polling the last element never sees it written twice (memcpy may store a word twice);
+/* Every put's copy, inline and in the library: the last 64 bytes are stored once each and last,
+ * so a receiver polling the last element never sees it written twice (glibc memcpy stores small
+ * sizes as overlapping moves: a receiver that waits for the last element, zeroes it and answers
+ * could see a second store bring its flag back);
  * what comes before is a plain copy. The tail goes as four 16-byte stores in address order
  * (an aligned element inside one is never torn). */
 typedef long long hoshmem_v16_any __attribute__((__vector_size__(16), __aligned__(1), __may_alias__));

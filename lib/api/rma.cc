@@ -11,44 +11,11 @@ using namespace hoshmem;
 
 namespace {
 
-// Stores bytes [0, bytes) once each, in address order, 8 bytes at a time then 4, 2, 1. An element
-// of 1, 2, 4 or 8 bytes (at a multiple of its size from `to`) never straddles two stores. The
-// stores are volatile so the compiler cannot turn the loop back into a memcpy call.
-template <class T>
-inline void store_one(char *to, const char *from) {
-  using Unaligned [[gnu::aligned(1), gnu::may_alias]] = T;
-  T value;
-  memcpy(&value, from, sizeof(T));
-  *reinterpret_cast<volatile Unaligned *>(to) = value;
-}
-
-inline void store_once(char *to, const char *from, size_t bytes) {
-  size_t i = 0;
-  for (; i + 8 <= bytes; i += 8) store_one<uint64_t>(to + i, from + i);
-  if (i + 4 <= bytes) { store_one<uint32_t>(to + i, from + i); i += 4; }
-  if (i + 2 <= bytes) { store_one<uint16_t>(to + i, from + i); i += 2; }
-  if (i < bytes) store_one<uint8_t>(to + i, from + i);
-}
-
-// Copies into a peer's memory so that the last 64 bytes are written exactly once and last. glibc
-// memcpy stores small sizes as two overlapping moves (an 8-byte copy writes the same word twice):
-// a receiver that waits for the last element, zeroes it and answers can see the second store bring
-// its flag back (a ping-pong that hangs). Earlier bytes may still be written more than once.
-inline void copy_to_peer(char *to, const char *from, size_t bytes) {
-  constexpr size_t kTail = 64;
-  if (bytes > 2 * kTail) {
-    memcpy(to, from, bytes - kTail);
-    store_once(to + bytes - kTail, from + bytes - kTail, kTail);
-  } else {
-    store_once(to, from, bytes);
-  }
-}
-
 inline void put_bytes(void *dest, const void *source, size_t bytes, int pe, const char *routine) {
   if (bytes == 0) return;
   check_local(source, bytes, "source", routine);
   char *to = remote_address(dest, bytes, pe, routine);
-  copy_to_peer(to, static_cast<const char *>(source), bytes);
+  hoshmem_fast_put_copy(to, source, bytes);  // include/shmem/shmem_inline.h
   notify(pe);
 }
 
@@ -110,7 +77,7 @@ void ibput_blocks(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, 
   char *to = remote_address(dest, span, pe, routine);
   auto *from = static_cast<const char *>(source);
   for (size_t i = 0; i < nblocks; ++i)
-    copy_to_peer(to + i * dst * Size, from + i * sst * Size, bsize * Size);
+    hoshmem_fast_put_copy(to + i * dst * Size, from + i * sst * Size, bsize * Size);
   notify(pe);
 }
 
