@@ -25,29 +25,36 @@
 extern "C" {
 #endif
 
-/* Published by the library (lib/core/fast_path.cc) and read here: part of libhoshmem's ABI.
- * Every field but npes is pointer-typed: a program's stores (integer or floating types) cannot
- * alias a pointer, so the compiler may keep these in registers across a loop of puts. */
-struct hoshmem_fast_peer {
-  char *heap;                /* where that PE's symmetric heap is mapped here */
-  char *data;                /* where that PE's .data/.bss is mapped here */
-  const uint32_t *sleeping;  /* set while that PE sleeps on its doorbell */
-};
+/* Published by the library (lib/core/fast_path.cc) and read here: part of libhoshmem's ABI (the
+ * symbol's name carries the layout's version, so a program built against another layout does not
+ * link). Per-PE entries are arrays inside the state, indexed by PE: one load each, no pointer to
+ * chase. The fast path applies only to jobs of at most HOSHMEM_FAST_MAX_PES PEs. */
+#define HOSHMEM_FAST_MAX_PES 1024
+#define HOSHMEM_FAST_SLEEP_FOR_DATA 1u /* bit of *sleeping[pe]: that PE waits for its memory */
 struct hoshmem_fast_state {
-  int npes; /* the number of PEs while the fast path applies, otherwise 0 */
-  const char *heap_lo, *heap_hi; /* this PE's symmetric heap */
-  const char *data_lo, *data_hi; /* this PE's .data/.bss */
-  const struct hoshmem_fast_peer *peers; /* indexed by PE */
+  int npes;                /* the number of PEs while the fast path applies, otherwise 0 */
+  const char *heap_lo;     /* this PE's symmetric heap: [heap_lo, heap_lo + heap_size) */
+  size_t heap_size;
+  const char *data_lo;     /* this PE's .data/.bss: [data_lo, data_lo + data_size) */
+  size_t data_size;
+  char *heap[HOSHMEM_FAST_MAX_PES]; /* where PE pe's heap is mapped here */
+  char *data[HOSHMEM_FAST_MAX_PES]; /* where PE pe's .data/.bss is mapped here */
+  /* the byte of PE pe's sleep flags that holds HOSHMEM_FAST_SLEEP_FOR_DATA (a byte: the test
+   * is one instruction) */
+  const volatile unsigned char *sleeping[HOSHMEM_FAST_MAX_PES];
 };
-extern struct hoshmem_fast_state hoshmem_fast;
+extern struct hoshmem_fast_state hoshmem_fast_v2;
 void hoshmem_fast_wake(int pe); /* rings the doorbell of PE pe, which sleeps */
+/* Copies a put's bytes as the library does (see hoshmem_fast_put_small for the rule); picks the
+ * widest vector moves this CPU has. */
+void hoshmem_fast_put_copy(char *to, const void *from, size_t bytes);
 
 #ifdef __cplusplus
 }
 #endif
 
-/* The helpers are declared even under HOSHMEM_NO_INLINE: the library's own routines copy with
- * hoshmem_fast_put_copy too, so the inline and the out-of-line put store alike. */
+/* The helpers are declared even under HOSHMEM_NO_INLINE: the library's own put copies with them
+ * too, so the inline and the out-of-line put store alike. */
 #if defined(__GNUC__)
 
 #ifdef __cplusplus
@@ -64,84 +71,75 @@ extern "C" {
 typedef uint64_t hoshmem_u64_any __attribute__((__aligned__(1), __may_alias__));
 typedef uint32_t hoshmem_u32_any __attribute__((__aligned__(1), __may_alias__));
 typedef uint16_t hoshmem_u16_any __attribute__((__aligned__(1), __may_alias__));
+typedef long long hoshmem_v16_any __attribute__((__vector_size__(16), __aligned__(1), __may_alias__));
 
 /* 1 when the fast path applies to PE pe and the symmetric address sym: then *at is PE pe's copy
  * of the object as mapped here. 0 sends the call to the library, which decides (and reports bad
  * arguments). */
 HOSHMEM_FAST_HELPER int hoshmem_fast_resolve(const void *sym, int pe, char **at) {
-  const struct hoshmem_fast_state *f = &hoshmem_fast;
+  const struct hoshmem_fast_state *f = &hoshmem_fast_v2;
   uintptr_t a = (uintptr_t)sym;
   if ((unsigned)pe >= (unsigned)f->npes) return 0;
-  if (__builtin_expect(a - (uintptr_t)f->heap_lo < (uintptr_t)f->heap_hi - (uintptr_t)f->heap_lo, 1)) {
-    *at = f->peers[pe].heap + (a - (uintptr_t)f->heap_lo);
+  if (__builtin_expect(a - (uintptr_t)f->heap_lo < f->heap_size, 1)) {
+    *at = f->heap[pe] + (a - (uintptr_t)f->heap_lo);
     return 1;
   }
-  if (a - (uintptr_t)f->data_lo < (uintptr_t)f->data_hi - (uintptr_t)f->data_lo) {
-    *at = f->peers[pe].data + (a - (uintptr_t)f->data_lo);
+  if (a - (uintptr_t)f->data_lo < f->data_size) {
+    *at = f->data[pe] + (a - (uintptr_t)f->data_lo);
     return 1;
   }
   return 0;
 }
 
-/* After changing PE pe's memory: wake it if it sleeps in a wait (lib/progress/wait.h). */
+/* After changing PE pe's memory: wake it if it sleeps in a wait for its memory
+ * (lib/progress/wait.h). A PE asleep in a barrier is not woken by puts. */
 HOSHMEM_FAST_HELPER void hoshmem_fast_notify(int pe) {
-  if (__builtin_expect(__atomic_load_n(hoshmem_fast.peers[pe].sleeping, __ATOMIC_RELAXED) != 0, 0))
+  if (__builtin_expect((*hoshmem_fast_v2.sleeping[pe] & HOSHMEM_FAST_SLEEP_FOR_DATA) != 0, 0))
     hoshmem_fast_wake(pe);
 }
 
-/* Stores bytes [0, bytes) once each and in address order (8, then 4, 2, 1 at a time). */
-HOSHMEM_FAST_HELPER void hoshmem_fast_store_once(char *to, const char *from, size_t bytes) {
-  size_t i = 0;
-  for (; i + 8 <= bytes; i += 8)
-    *(volatile hoshmem_u64_any *)(to + i) = *(const hoshmem_u64_any *)(from + i);
-  if (i + 4 <= bytes) {
-    *(volatile hoshmem_u32_any *)(to + i) = *(const hoshmem_u32_any *)(from + i);
-    i += 4;
+/* A put of fewer than 64 bytes, and the rule every put's copy keeps: its last 64 bytes are stored
+ * once each, in address order and after everything before them. A receiver polling the last
+ * element so never sees it written twice (glibc memcpy stores small sizes as overlapping moves:
+ * a receiver that waits for the last element, zeroes it and answers could see a second store
+ * bring its flag back). Pieces of 16, 8, 4, 2 and 1 bytes, all loaded before any is stored (no
+ * load waits behind a store to a nearby address); an aligned element inside one is never torn. */
+HOSHMEM_FAST_HELPER void hoshmem_fast_put_small(char *to, const char *from, size_t bytes) {
+  hoshmem_v16_any v0 = {0, 0}, v1 = {0, 0}, v2 = {0, 0};
+  uint64_t q = 0;
+  uint32_t d = 0;
+  uint16_t w = 0;
+  char b = 0;
+  const size_t o16 = bytes & 32, o8 = bytes & 48, o4 = bytes & 56, o2 = bytes & 60, o1 = bytes & 62;
+  if (bytes & 32) {
+    v0 = *(const hoshmem_v16_any *)from;
+    v1 = *(const hoshmem_v16_any *)(from + 16);
   }
-  if (i + 2 <= bytes) {
-    *(volatile hoshmem_u16_any *)(to + i) = *(const hoshmem_u16_any *)(from + i);
-    i += 2;
+  if (bytes & 16) v2 = *(const hoshmem_v16_any *)(from + o16);
+  if (bytes & 8) q = *(const hoshmem_u64_any *)(from + o8);
+  if (bytes & 4) d = *(const hoshmem_u32_any *)(from + o4);
+  if (bytes & 2) w = *(const hoshmem_u16_any *)(from + o2);
+  if (bytes & 1) b = from[o1];
+  if (bytes & 32) {
+    *(volatile hoshmem_v16_any *)to = v0;
+    *(volatile hoshmem_v16_any *)(to + 16) = v1;
   }
-  if (i < bytes) *(volatile char *)(to + i) = from[i];
+  if (bytes & 16) *(volatile hoshmem_v16_any *)(to + o16) = v2;
+  if (bytes & 8) *(volatile hoshmem_u64_any *)(to + o8) = q;
+  if (bytes & 4) *(volatile hoshmem_u32_any *)(to + o4) = d;
+  if (bytes & 2) *(volatile hoshmem_u16_any *)(to + o2) = w;
+  if (bytes & 1) *(volatile char *)(to + o1) = b;
 }
 
-/* Every put's copy, inline and in the library: the last 64 bytes are stored once each and last,
- * so a receiver polling the last element never sees it written twice (glibc memcpy stores small
- * sizes as overlapping moves: a receiver that waits for the last element, zeroes it and answers
- * could see a second store bring its flag back);
- * what comes before is a plain copy. The tail goes as four 16-byte stores in address order
- * (an aligned element inside one is never torn). */
-typedef long long hoshmem_v16_any __attribute__((__vector_size__(16), __aligned__(1), __may_alias__));
-/* Unoptimized builds inline this without pruning the branch a constant size never takes, and
- * would warn about the head size it computes there. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-#endif
-HOSHMEM_FAST_HELPER void hoshmem_fast_put_copy(char *to, const void *source, size_t bytes) {
-  const char *from = (const char *)source;
-  if (bytes >= 64) {
-    size_t head = bytes - 64, i = 0;
-    if (head > 192) {
-      __builtin_memcpy(to, from, head);
-    } else if (head >= 16) { /* short head: 16-byte moves, the last one overlapping */
-      for (; i + 16 <= head; i += 16)
-        *(hoshmem_v16_any *)(to + i) = *(const hoshmem_v16_any *)(from + i);
-      if (i < head) *(hoshmem_v16_any *)(to + head - 16) = *(const hoshmem_v16_any *)(from + head - 16);
-    } else {
-      hoshmem_fast_store_once(to, from, head);
-    }
-    *(volatile hoshmem_v16_any *)(to + head) = *(const hoshmem_v16_any *)(from + head);
-    *(volatile hoshmem_v16_any *)(to + head + 16) = *(const hoshmem_v16_any *)(from + head + 16);
-    *(volatile hoshmem_v16_any *)(to + head + 32) = *(const hoshmem_v16_any *)(from + head + 32);
-    *(volatile hoshmem_v16_any *)(to + head + 48) = *(const hoshmem_v16_any *)(from + head + 48);
-  } else {
-    hoshmem_fast_store_once(to, from, bytes);
-  }
+/* The inline put's copy: a small constant size is stored right here (a typed put of a few
+ * elements becomes a few moves); anything else goes to the library's copy, which uses the CPU's
+ * widest moves (a call, as memcpy would be). */
+HOSHMEM_FAST_HELPER void hoshmem_fast_put_bytes(char *to, const void *from, size_t bytes) {
+  if (__builtin_constant_p(bytes) && bytes < 64)
+    hoshmem_fast_put_small(to, (const char *)from, bytes);
+  else
+    hoshmem_fast_put_copy(to, from, bytes);
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 #ifdef __cplusplus
 }
@@ -163,7 +161,7 @@ extern "C" {
   do {                                                                                    \
     char *hoshmem_to_;                                                                    \
     if (HOSHMEM_FAST_LIKELY(hoshmem_fast_resolve(dest, pe, &hoshmem_to_))) {              \
-      hoshmem_fast_put_copy(hoshmem_to_, source, (nelems) * (esize));                     \
+      hoshmem_fast_put_bytes(hoshmem_to_, source, (nelems) * (esize));                    \
       hoshmem_fast_notify(pe);                                                            \
       return;                                                                             \
     }                                                                                     \
@@ -181,14 +179,14 @@ extern "C" {
 
 /* --- ordering: every operation above completed in its call, so quiet is a full fence --- */
 HOSHMEM_FAST void shmem_quiet(void) {
-  if (HOSHMEM_FAST_LIKELY(hoshmem_fast.npes)) {
+  if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v2.npes)) {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return;
   }
   pshmem_quiet();
 }
 HOSHMEM_FAST void shmem_fence(void) {
-  if (HOSHMEM_FAST_LIKELY(hoshmem_fast.npes)) {
+  if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v2.npes)) {
     __atomic_thread_fence(__ATOMIC_RELEASE);
     return;
   }

@@ -43,7 +43,7 @@ template <class T>
 void wait_until(T *ivar, int cmp, T target, const char *routine) {
   const T *p = local_ivar(ivar, routine);
   if (satisfied(load(p), cmp, target, routine)) return;
-  wait_until_ready(rt.wait, rt.control[rt.me],
+  wait_until_ready(rt.wait, rt.control[rt.me], shm::kSleepForData,
                    [&] { return satisfied(load(p), cmp, target, routine); });
 }
 
@@ -87,7 +87,7 @@ template <class T>
 void wait_all(const IvarSet<T> &s) {
   for (size_t i = 0; i < s.n; ++i) {
     if (!s.included(i) || s.ready(i)) continue;
-    wait_until_ready(rt.wait, rt.control[rt.me], [&] { return s.ready(i); });
+    wait_until_ready(rt.wait, rt.control[rt.me], shm::kSleepForData, [&] { return s.ready(i); });
   }
 }
 
@@ -139,7 +139,7 @@ size_t wait_any(const IvarSet<T> &s) {
   if (!s.any_included()) return SIZE_MAX;
   size_t found = find_any(s);
   if (found != SIZE_MAX) return found;
-  wait_until_ready(rt.wait, rt.control[rt.me], [&] { return (found = find_any(s)) != SIZE_MAX; });
+  wait_until_ready(rt.wait, rt.control[rt.me], shm::kSleepForData, [&] { return (found = find_any(s)) != SIZE_MAX; });
   return found;
 }
 
@@ -159,7 +159,7 @@ size_t wait_some(const IvarSet<T> &s, size_t *indices) {
   if (!s.any_included()) return 0;
   size_t count = test_some(s, indices);
   if (count) return count;
-  wait_until_ready(rt.wait, rt.control[rt.me], [&] { return (count = test_some(s, indices)) != 0; });
+  wait_until_ready(rt.wait, rt.control[rt.me], shm::kSleepForData, [&] { return (count = test_some(s, indices)) != 0; });
   return count;
 }
 
@@ -178,7 +178,7 @@ uint64_t pshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_valu
   const uint64_t *p = local_ivar(sig_addr, routine);
   uint64_t seen = load(p);
   if (satisfied(seen, cmp, cmp_value, routine)) return seen;
-  wait_until_ready(rt.wait, rt.control[rt.me], [&] {
+  wait_until_ready(rt.wait, rt.control[rt.me], shm::kSleepForData, [&] {
     seen = load(p);
     return satisfied(seen, cmp, cmp_value, routine);
   });

@@ -33,8 +33,8 @@ void ShmBarrier::run(const char *check) {
   shm::ControlBlock *mine = controls_[me_];
   mine->barriers_entered.value.store(epoch, std::memory_order_relaxed);
   auto wait = [&](auto &&ready) {
-    if (!check) return wait_until_ready(*policy_, mine, ready);
-    wait_until_ready(*policy_, mine, [&] {
+    if (!check) return wait_until_ready(*policy_, mine, shm::kSleepForSync, ready);
+    wait_until_ready(*policy_, mine, shm::kSleepForSync, [&] {
       if (ready()) return true;
       if (const int pe = stray_active_set_sender(epoch); pe >= 0) [[unlikely]]
         fatal(check,

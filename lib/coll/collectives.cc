@@ -27,10 +27,10 @@ void send(const TeamView &t, int to) {
 // Waits until ready(); with t.watch, also fails if member `peer` cannot come any more (TeamView).
 template <class Ready>
 void wait_for(const TeamView &t, int peer, Ready &&ready) {
-  if (!t.watch) return wait_until_ready(*t.wait, t.my_control(), ready);
+  if (!t.watch) return wait_until_ready(*t.wait, t.my_control(), shm::kSleepForSync, ready);
   const auto &theirs = t.control[t.world[peer]]->barriers_entered.value;
   const uint64_t mine = t.my_control()->barriers_entered.value.load(std::memory_order_relaxed);
-  wait_until_ready(*t.wait, t.my_control(), [&] {
+  wait_until_ready(*t.wait, t.my_control(), shm::kSleepForSync, [&] {
     if (ready()) return true;
     if (theirs.load(std::memory_order_acquire) > mine) [[unlikely]]
       fatal(t.watch,

@@ -94,8 +94,13 @@ inline void check_local(const void *buf, size_t len, const char *what, const cha
     report_null(what, routine);
 }
 
-// Tells PE `pe` its memory changed (wakes it if it sleeps in a wait).
+// After a put, AMO or signal to PE `pe`: wakes it if it sleeps waiting for its memory to change.
 inline void notify(int pe) {
+  if (shm::ControlBlock *cb = rt.control[pe]) shm::ring_doorbell_for_data(cb);
+}
+
+// After a library message to PE `pe` (lock hand-over, team setup): wakes it whatever it waits for.
+inline void notify_sync(int pe) {
   if (shm::ControlBlock *cb = rt.control[pe]) shm::ring_doorbell(cb);
 }
 

@@ -55,13 +55,13 @@ void mgmt_send(const hoshmem_team &team, int member, int parity, int round, uint
   MgmtBuffer &b = mgmt_area(team, member)->buf[parity][round];
   memcpy(b.words, words, n * sizeof(uint64_t));
   b.flag.store(epoch, std::memory_order_release);
-  notify(team.view.world_pe(member));
+  notify_sync(team.view.world_pe(member));
 }
 
 void mgmt_receive_or(const hoshmem_team &team, int parity, int round, uint64_t epoch,
                      uint64_t *acc, int n) {
   MgmtBuffer &b = mgmt_area(team, team.view.rank)->buf[parity][round];
-  wait_until_ready(*team.view.wait, team.view.my_control(),
+  wait_until_ready(*team.view.wait, team.view.my_control(), shm::kSleepForSync,
                    [&] { return b.flag.load(std::memory_order_acquire) >= epoch; });
   for (int i = 0; i < n; ++i) acc[i] |= b.words[i];
 }
@@ -69,7 +69,7 @@ void mgmt_receive_or(const hoshmem_team &team, int parity, int round, uint64_t e
 void mgmt_receive_copy(const hoshmem_team &team, int parity, int round, uint64_t epoch,
                        uint64_t *acc, int n) {
   MgmtBuffer &b = mgmt_area(team, team.view.rank)->buf[parity][round];
-  wait_until_ready(*team.view.wait, team.view.my_control(),
+  wait_until_ready(*team.view.wait, team.view.my_control(), shm::kSleepForSync,
                    [&] { return b.flag.load(std::memory_order_acquire) >= epoch; });
   memcpy(acc, b.words, n * sizeof(uint64_t));
 }

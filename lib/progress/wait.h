@@ -26,9 +26,12 @@ struct WaitPolicy {
 
 inline void cpu_relax() { __builtin_ia32_pause(); }
 
-// Returns once ready() is true. `mine` is this PE's control block (its doorbell).
+// Returns once ready() is true. `mine` is this PE's control block (its doorbell); `what` says who
+// will ring it (shm::SleepFor): any put or AMO (kSleepForData), or only library messages
+// (kSleepForSync).
 template <class Ready>
-void wait_until_ready(const WaitPolicy &policy, shm::ControlBlock *mine, Ready &&ready) {
+void wait_until_ready(const WaitPolicy &policy, shm::ControlBlock *mine, shm::SleepFor what,
+                      Ready &&ready) {
   // After a wake-up that did not make us ready, start over with spinning and yielding before the
   // next sleep: a peer streaming writes at us then pays for a futex wake only once per round, not
   // once per write.
@@ -45,7 +48,7 @@ void wait_until_ready(const WaitPolicy &policy, shm::ControlBlock *mine, Ready &
     // the flag and rings). The flag is left for the next writer to lower; that costs at most one
     // needless wake-up.
     uint32_t seen = mine->doorbell.load(std::memory_order_acquire);
-    mine->sleeping.store(1, std::memory_order_seq_cst);
+    mine->sleeping.fetch_or(what, std::memory_order_seq_cst);
     if (ready()) return;
     futex_wait(&mine->doorbell, seen, policy.sleep_timeout_ns);
     if (ready()) return;

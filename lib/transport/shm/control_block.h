@@ -18,10 +18,20 @@ struct alignas(kCacheLine) PaddedCounter {
   std::atomic<uint64_t> value;
 };
 
+// What a sleeping PE waits for (bits of ControlBlock::sleeping; threads of one PE may sleep for
+// both at once). A PE in a barrier or collective waits for a message the library sends and rings
+// for explicitly, so puts and AMOs, which only look at kSleepForData, never wake it: a stream of
+// puts to a PE that sits in a barrier costs no wake-ups.
+enum SleepFor : uint32_t {
+  kSleepForData = 1,  // wait_until and friends: any put, AMO or signal may satisfy the wait
+  kSleepForSync = 2,  // barriers, collectives, locks, team setup: woken by ring_doorbell only
+};
+
 struct ControlBlock {
-  // Doorbell: a PE that has waited long enough raises `sleeping` and sleeps on `doorbell` (futex);
-  // whoever updates its memory next lowers the flag, bumps the doorbell and wakes it. Only that
-  // first writer pays for the wake-up: a stream of puts to a sleeping PE costs one syscall.
+  // Doorbell: a PE that has waited long enough raises a SleepFor bit in `sleeping` and sleeps on
+  // `doorbell` (futex); the next writer that the bit concerns lowers the flag, bumps the doorbell
+  // and wakes it. Only that first writer pays for the wake-up: a stream of puts to a sleeping PE
+  // costs one syscall.
   alignas(kCacheLine) std::atomic<uint32_t> doorbell;
   std::atomic<uint32_t> sleeping;
   // Dissemination barrier: round k of barrier number e stores e into barrier_round[k] of the
@@ -46,13 +56,21 @@ inline char *team_slot(ControlBlock *cb, int slot) {
   return reinterpret_cast<char *>(cb) + kControlBlockBytes + static_cast<size_t>(slot) * kTeamSlotBytes;
 }
 
-// Wakes the owner of `cb` if it is asleep. Cheap when nobody sleeps: one shared-line load.
-inline void ring_doorbell(ControlBlock *cb) {
-  if (cb->sleeping.load(std::memory_order_relaxed) != 0 &&
+// Wakes the owner of `cb` if it sleeps for something in `reasons` (SleepFor bits). Cheap when it
+// does not: one shared-line load.
+inline void ring_doorbell_for(ControlBlock *cb, uint32_t reasons) {
+  if ((cb->sleeping.load(std::memory_order_relaxed) & reasons) != 0 &&
       cb->sleeping.exchange(0, std::memory_order_seq_cst) != 0) {
     cb->doorbell.fetch_add(1, std::memory_order_seq_cst);
     futex_wake_all(&cb->doorbell);
   }
 }
+
+// After a library message (barrier, collective, lock hand-over): wakes the owner whatever it
+// sleeps for.
+inline void ring_doorbell(ControlBlock *cb) { ring_doorbell_for(cb, kSleepForData | kSleepForSync); }
+
+// After a put, AMO or signal: wakes the owner only if it waits for memory to change.
+inline void ring_doorbell_for_data(ControlBlock *cb) { ring_doorbell_for(cb, kSleepForData); }
 
 }  // namespace hoshmem::shm

@@ -1,0 +1,138 @@
+// lib/transport/shm: how a put's bytes move into a peer's memory mapped here. Exported as
+// hoshmem_fast_put_copy: the library's puts and the inline puts of <shmem.h> (for sizes not
+// known small at compile time) both call it, so every put keeps the same rule, stated at
+// hoshmem_fast_put_small in include/shmem/shmem_inline.h: the last 64 bytes are stored once
+// each, in address order and last.
+//
+// It is picked once at load time (GNU ifunc) for the widest moves the CPU has: a put of a few
+// hundred bytes is as many moves as memcpy would make, and costs a call, as memcpy would.
+#include "lib/transport/shm/put_copy.h"
+
+#include <shmem.h>
+
+#include <cstddef>
+#include <cstring>
+
+namespace {
+
+
+// Above this, memcpy's own strategies (aligned stores, rep movsb) win over a plain vector loop.
+constexpr size_t kMemcpyHead = 2048;
+
+// The cases off the main path, out of line so that the main path needs no stack frame.
+// Fewer than 64 bytes: 8-byte words, then 4, 2, 1 bytes, in address order (few branches for a
+// size known only now; the inline path's hoshmem_fast_put_small suits sizes known at compile time).
+__attribute__((noinline)) void put_small(char *to, const char *from, size_t bytes) {
+  size_t i = 0;
+  for (; i + 8 <= bytes; i += 8)
+    *(volatile hoshmem_u64_any *)(to + i) = *(const hoshmem_u64_any *)(from + i);
+  if (bytes & 4) {
+    *(volatile hoshmem_u32_any *)(to + i) = *(const hoshmem_u32_any *)(from + i);
+    i += 4;
+  }
+  if (bytes & 2) {
+    *(volatile hoshmem_u16_any *)(to + i) = *(const hoshmem_u16_any *)(from + i);
+    i += 2;
+  }
+  if (bytes & 1) *(volatile char *)(to + i) = from[i];
+}
+// A head of more than kMemcpyHead bytes (memcpy) or of fewer than 8 (pieces).
+__attribute__((noinline)) void put_odd_head(char *to, const char *from, size_t bytes) {
+  const size_t head = bytes - 64;
+  if (head > kMemcpyHead)
+    memcpy(to, from, head);
+  else
+    put_small(to, from, head);
+  hoshmem_v16_any t[4];
+  for (int k = 0; k < 4; ++k) t[k] = *(const hoshmem_v16_any *)(from + head + 16 * k);
+  for (int k = 0; k < 4; ++k) *(volatile hoshmem_v16_any *)(to + head + 16 * k) = t[k];
+}
+
+// One copy routine per CPU level, compiled for that level (TARGET) with moves of W bytes. The
+// bytes before the last 64 (here none, or 8 to kMemcpyHead of them) are copied first, possibly more than
+// once: W-byte moves, the last ending at `head` and overlapping the one before it, or two smaller
+// overlapping moves (32, 16 or 8 bytes: two moves of size s cover any head in [s, 2s]). Then the
+// last 64 bytes go as TAIL_MOVES stores of 64 / TAIL_MOVES bytes in address order.
+#define HOSHMEM_DEFINE_PUT_COPY(NAME, TARGET, W, TAIL_MOVES, SMALL)                           \
+  TARGET void NAME(char *to, const void *source, size_t bytes) {                             \
+    typedef long long Wide __attribute__((__vector_size__(W), __aligned__(1), __may_alias__)); \
+    typedef long long Piece                                                                  \
+        __attribute__((__vector_size__(64 / TAIL_MOVES), __aligned__(1), __may_alias__));    \
+    const char *from = static_cast<const char *>(source);                                    \
+    if (bytes < 64) return SMALL(to, from, bytes);                                           \
+    if (bytes - 65 < 7 || bytes > kMemcpyHead + 64) return put_odd_head(to, from, bytes);   \
+    const size_t head = bytes - 64;                                                          \
+    if (head >= W) {                                                                         \
+      size_t i = 0;                                                                          \
+      for (; i + W <= head; i += W) *(Wide *)(to + i) = *(const Wide *)(from + i);           \
+      if (i < head) *(Wide *)(to + head - W) = *(const Wide *)(from + head - W);             \
+    } else if (W > 32 && head >= 32) {                                                       \
+      typedef long long Half __attribute__((__vector_size__(32), __aligned__(1), __may_alias__)); \
+      Half a = *(const Half *)from, b = *(const Half *)(from + head - 32);                   \
+      *(Half *)to = a;                                                                       \
+      *(Half *)(to + head - 32) = b;                                                         \
+    } else if (head >= 16) {                                                                 \
+      hoshmem_v16_any a = *(const hoshmem_v16_any *)from;                                    \
+      hoshmem_v16_any b = *(const hoshmem_v16_any *)(from + head - 16);                      \
+      *(hoshmem_v16_any *)to = a;                                                            \
+      *(hoshmem_v16_any *)(to + head - 16) = b;                                              \
+    } else if (head >= 8) {                                                                  \
+      uint64_t a = *(const hoshmem_u64_any *)from;                                           \
+      uint64_t b = *(const hoshmem_u64_any *)(from + head - 8);                              \
+      *(hoshmem_u64_any *)to = a;                                                            \
+      *(hoshmem_u64_any *)(to + head - 8) = b;                                               \
+    }                                                                                        \
+    Piece tail[TAIL_MOVES];                                                                  \
+    for (int k = 0; k < TAIL_MOVES; ++k)                                                     \
+      tail[k] = *(const Piece *)(from + head + 64 / TAIL_MOVES * k);                         \
+    for (int k = 0; k < TAIL_MOVES; ++k)                                                     \
+      *(volatile Piece *)(to + head + 64 / TAIL_MOVES * k) = tail[k];                        \
+  }
+
+// AVX-512BW: fewer than 64 bytes are one masked load and one masked store (each byte once).
+// (GCC builtins: the intrinsics' headers do not inline into a function compiled with arch=.)
+typedef char Bytes64 __attribute__((__vector_size__(64)));
+__attribute__((target("arch=skylake-avx512"))) inline void put_small_masked(char *to, const char *from,
+                                                                           size_t bytes) {
+  const unsigned long long mask = bytes ? ~0ull >> (64 - bytes) : 0;
+  const Bytes64 zero = {};
+  __builtin_ia32_storedquqi512_mask(to, __builtin_ia32_loaddquqi512_mask(from, zero, mask), mask);
+}
+
+HOSHMEM_DEFINE_PUT_COPY(put_copy_avx512, __attribute__((target("arch=skylake-avx512"))), 64, 2,
+                        put_small_masked)
+HOSHMEM_DEFINE_PUT_COPY(put_copy_avx2, __attribute__((target("arch=haswell"))), 32, 2, put_small)
+HOSHMEM_DEFINE_PUT_COPY(put_copy_sse2, , 16, 4, put_small)
+
+}  // namespace
+
+namespace hoshmem::shm {
+
+const PutCopyVariant *put_copy_variants(size_t *count) {
+  static const PutCopyVariant variants[] = {
+      {"avx512", put_copy_avx512, __builtin_cpu_supports("avx512bw") != 0},
+      {"avx2", put_copy_avx2, __builtin_cpu_supports("avx2") != 0},
+      {"sse2", put_copy_sse2, true},
+  };
+  *count = sizeof variants / sizeof *variants;
+  return variants;
+}
+
+}  // namespace hoshmem::shm
+
+extern "C" {
+
+using PutCopy = void (*)(char *, const void *, size_t);
+
+// Runs at load time, before constructors: only the CPU-feature builtins may be used here.
+PutCopy hoshmem_resolve_put_copy() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512bw")) return put_copy_avx512;
+  if (__builtin_cpu_supports("avx2")) return put_copy_avx2;
+  return put_copy_sse2;
+}
+
+void hoshmem_fast_put_copy(char *to, const void *from, size_t bytes)
+    __attribute__((ifunc("hoshmem_resolve_put_copy")));
+
+}  // extern "C"
