@@ -2,18 +2,21 @@
 # Builds hoshmem and every benchmark (with hoshmem's oshcc and with Open MPI's OSHMEM oshcc),
 # runs them, and prints one table: hoshmem vs OSHMEM vs the shared-memory "limit".
 #
-#   perf/compare.sh [--quick] [--no-deps] [--keep] [--passes N] [--suite NAME]...
+#   perf/compare.sh [--quick] [--no-deps] [--keep] [--passes N] [--best] [--suite NAME]...
 #     --quick    short runs (about a minute in all, plus build time): a smoke test
 #     --no-deps  do not run scripts/deps.sh
 #     --keep     keep the work directory (raw outputs, binaries) and print its path
 #     --passes N run every program N times (libraries interleaved) and show the median per row
+#     --best     show the best pass per row instead of the median (every column alike): on a
+#                shared VM a whole program run is sometimes ~2x slower for all three columns
+#                (host noise), which the median of a few passes does not always hide
 #     --suite S  run only suite S (putget, amo, barrier, gups, coll); may be repeated
 # Environment: PERF_BAZEL_BASE (Bazel output base, default /tmp/bz-perf), PERF_TIMEOUT (seconds
 # per program run). See perf/README.md for what the columns mean.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 perf="$root/perf"
-quick=0 deps=1 keep=0 passes=1 only=()
+quick=0 deps=1 keep=0 passes=1 best=0 only=()
 args=("$@")
 for ((ai = 0; ai < ${#args[@]}; ai++)); do
   a=${args[ai]}
@@ -26,7 +29,8 @@ for ((ai = 0; ai < ${#args[@]}; ai++)); do
     --quick|-q) quick=1 ;;
     --no-deps) deps=0 ;;
     --keep) keep=1 ;;
-    -h|--help) sed -n '2,12p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    --best) best=1 ;;
+    -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "compare.sh: unknown argument $a" >&2; exit 2 ;;
   esac
 done
@@ -136,7 +140,7 @@ elapsed=$(($(date +%s) - start))
 # ---- table ------------------------------------------------------------------------------------
 touch "$tmp/out/hoshmem.txt" "$tmp/out/oshmem.txt" "$tmp/out/limit.txt"
 echo "# hoshmem vs OpenSHMEM (Open MPI $(/usr/bin/ompi_info --version 2>/dev/null | head -n1 | awk '{print $NF}') OSHMEM) vs limit (plain shared memory, no library)"
-echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n1), load $(cut -d' ' -f1-3 /proc/loadavg), runs took ${elapsed}s$( ((quick)) && echo ', --quick')$( ((passes > 1)) && echo ", median of $passes passes")"
+echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n1), load $(cut -d' ' -f1-3 /proc/loadavg), runs took ${elapsed}s$( ((quick)) && echo ', --quick')$( ((passes > 1)) && echo ", $( ((best)) && echo best || echo median) of $passes passes")"
 echo "# every result: median of several timed runs, each verified (ERR = the library produced a wrong result)"
 echo "# ratio = oshmem/hoshmem for latencies (us), hoshmem/oshmem for rates (MB/s, Mops/s, GUP/s): >1 means hoshmem is better"
 echo "# hoshmem/limit = fraction of the hardware limit reached (limit/hoshmem for latencies): 1 = at the limit"
@@ -146,7 +150,7 @@ echo "# collectives: <op>.<form>.np<PEs>, size = bytes per PE (per destination P
 for lib in hoshmem oshmem; do
   [[ -n "${coll_missing[$lib]:-}" ]] && echo "# NOTE: $lib lacks the collective families${coll_missing[$lib]} (n/a rows)"
 done
-awk -v files="$tmp/out/hoshmem.txt $tmp/out/oshmem.txt $tmp/out/limit.txt" -v no_hosh="${hosh_note:+1}" '
+awk -v files="$tmp/out/hoshmem.txt $tmp/out/oshmem.txt $tmp/out/limit.txt" -v no_hosh="${hosh_note:+1}" -v best="$best" '
   function human(n) {
     if (n >= 1048576 && n % 1048576 == 0) return (n / 1048576) "M"
     if (n >= 1024 && n % 1024 == 0) return (n / 1024) "K"
@@ -158,6 +162,7 @@ awk -v files="$tmp/out/hoshmem.txt $tmp/out/oshmem.txt $tmp/out/limit.txt" -v no
     n = cnt[i, key]
     for (j = 1; j <= n; j++) a[j] = vals[i, key, j]
     for (j = 2; j <= n; j++) for (k = j; k > 1 && a[k - 1] > a[k]; k--) { t = a[k]; a[k] = a[k - 1]; a[k - 1] = t }
+    if (best) return unit[key] == "us" ? a[1] : a[n] # lowest latency, highest rate
     return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
   }
   function ratio(a, b, lat) {   # a: hoshmem-like, b: reference; >1 means a is better

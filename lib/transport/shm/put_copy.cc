@@ -64,6 +64,7 @@ __attribute__((noinline)) void put_odd_head(char *to, const char *from, size_t b
     const size_t head = bytes - 64;                                                          \
     if (head >= W) {                                                                         \
       size_t i = 0;                                                                          \
+      _Pragma("GCC unroll 4")                                                                \
       for (; i + W <= head; i += W) *(Wide *)(to + i) = *(const Wide *)(from + i);           \
       if (i < head) *(Wide *)(to + head - W) = *(const Wide *)(from + head - W);             \
     } else if (W > 32 && head >= 32) {                                                       \
