@@ -36,7 +36,6 @@ __attribute__((noinline)) void put_small(char *to, const char *from, size_t byte
   }
   if (bytes & 1) *(volatile char *)(to + i) = from[i];
 }
-
 // A head of more than kMemcpyHead bytes (memcpy) or of fewer than 8 (pieces).
 __attribute__((noinline)) void put_odd_head(char *to, const char *from, size_t bytes) {
   const size_t head = bytes - 64;
@@ -49,25 +48,21 @@ __attribute__((noinline)) void put_odd_head(char *to, const char *from, size_t b
   for (int k = 0; k < 4; ++k) *(volatile hoshmem_v16_any *)(to + head + 16 * k) = t[k];
 }
 
-// One copy routine per CPU level, compiled for that level (TARGET) with moves of W bytes; SMALL
-// copies fewer than 64 bytes. First the bytes before the last 64, possibly more than once: none;
-// with MASKED (AVX-512) up to 64 of them as one masked move; otherwise W-byte moves, the last
-// ending at `head` and overlapping the one before it, or two smaller overlapping moves (two moves
-// of s bytes cover any head in [s, 2s]); heads of 1-7 or over kMemcpyHead bytes go to
-// put_odd_head. Then the last 64 bytes as TAIL_MOVES stores, in address order.
-#define HOSHMEM_DEFINE_PUT_COPY(NAME, TARGET, W, TAIL_MOVES, SMALL, MASKED)                   \
+// One copy routine per CPU level, compiled for that level (TARGET) with moves of W bytes. The
+// bytes before the last 64 (here none, or 8 to kMemcpyHead of them) are copied first, possibly more than
+// once: W-byte moves, the last ending at `head` and overlapping the one before it, or two smaller
+// overlapping moves (32, 16 or 8 bytes: two moves of size s cover any head in [s, 2s]). Then the
+// last 64 bytes go as TAIL_MOVES stores of 64 / TAIL_MOVES bytes in address order.
+#define HOSHMEM_DEFINE_PUT_COPY(NAME, TARGET, W, TAIL_MOVES, SMALL)                           \
   TARGET void NAME(char *to, const void *source, size_t bytes) {                             \
     typedef long long Wide __attribute__((__vector_size__(W), __aligned__(1), __may_alias__)); \
     typedef long long Piece                                                                  \
         __attribute__((__vector_size__(64 / TAIL_MOVES), __aligned__(1), __may_alias__));    \
     const char *from = static_cast<const char *>(source);                                    \
     if (bytes < 64) return SMALL(to, from, bytes);                                           \
-    if ((!MASKED && bytes - 65 < 7) || bytes > kMemcpyHead + 64)                            \
-      return put_odd_head(to, from, bytes);                                                  \
+    if (bytes - 65 < 7 || bytes > kMemcpyHead + 64) return put_odd_head(to, from, bytes);   \
     const size_t head = bytes - 64;                                                          \
-    if (MASKED && head <= 64) {                                                              \
-      SMALL(to, from, head); /* one masked move for any head up to 64 bytes */               \
-    } else if (head >= W) {                                                                  \
+    if (head >= W) {                                                                         \
       size_t i = 0;                                                                          \
       _Pragma("GCC unroll 4")                                                                \
       for (; i + W <= head; i += W) *(Wide *)(to + i) = *(const Wide *)(from + i);           \
@@ -106,10 +101,9 @@ __attribute__((target("arch=skylake-avx512"))) inline void put_small_masked(char
 }
 
 HOSHMEM_DEFINE_PUT_COPY(put_copy_avx512, __attribute__((target("arch=skylake-avx512"))), 64, 2,
-                        put_small_masked, true)
-HOSHMEM_DEFINE_PUT_COPY(put_copy_avx2, __attribute__((target("arch=haswell"))), 32, 2, put_small,
-                        false)
-HOSHMEM_DEFINE_PUT_COPY(put_copy_sse2, , 16, 4, put_small, false)
+                        put_small_masked)
+HOSHMEM_DEFINE_PUT_COPY(put_copy_avx2, __attribute__((target("arch=haswell"))), 32, 2, put_small)
+HOSHMEM_DEFINE_PUT_COPY(put_copy_sse2, , 16, 4, put_small)
 
 }  // namespace
 
