@@ -71,7 +71,8 @@ extern "C" {
 typedef uint64_t hoshmem_u64_any __attribute__((__aligned__(1), __may_alias__));
 typedef uint32_t hoshmem_u32_any __attribute__((__aligned__(1), __may_alias__));
 typedef uint16_t hoshmem_u16_any __attribute__((__aligned__(1), __may_alias__));
-typedef long long hoshmem_v16_any __attribute__((__vector_size__(16), __aligned__(1), __may_alias__));
+typedef long long hoshmem_v16_any
+    __attribute__((__vector_size__(16), __aligned__(1), __may_alias__));
 
 /* 1 when the fast path applies to PE pe and the symmetric address sym: then *at is PE pe's copy
  * of the object as mapped here. 0 sends the call to the library, which decides (and reports bad

@@ -87,7 +87,8 @@ template <class T>
 void wait_all(const IvarSet<T> &s) {
   for (size_t i = 0; i < s.n; ++i) {
     if (!s.included(i) || s.ready(i)) continue;
-    wait_until_ready(rt.wait, rt.control[rt.me], shm::kSleepForData, [&] { return s.ready(i); });
+    wait_until_ready(rt.wait, rt.control[rt.me], shm::kSleepForData,
+                     [&] { return s.ready(i); });
   }
 }
 
@@ -139,7 +140,8 @@ size_t wait_any(const IvarSet<T> &s) {
   if (!s.any_included()) return SIZE_MAX;
   size_t found = find_any(s);
   if (found != SIZE_MAX) return found;
-  wait_until_ready(rt.wait, rt.control[rt.me], shm::kSleepForData, [&] { return (found = find_any(s)) != SIZE_MAX; });
+  wait_until_ready(rt.wait, rt.control[rt.me], shm::kSleepForData,
+                   [&] { return (found = find_any(s)) != SIZE_MAX; });
   return found;
 }
 
@@ -159,7 +161,8 @@ size_t wait_some(const IvarSet<T> &s, size_t *indices) {
   if (!s.any_included()) return 0;
   size_t count = test_some(s, indices);
   if (count) return count;
-  wait_until_ready(rt.wait, rt.control[rt.me], shm::kSleepForData, [&] { return (count = test_some(s, indices)) != 0; });
+  wait_until_ready(rt.wait, rt.control[rt.me], shm::kSleepForData,
+                   [&] { return (count = test_some(s, indices)) != 0; });
   return count;
 }
 

@@ -12,7 +12,8 @@ namespace {
 
 constexpr size_t kGuard = 128;
 
-void check_variant(const PutCopyVariant &v, size_t bytes, size_t to_misalign, size_t from_misalign) {
+void check_variant(const PutCopyVariant &v, size_t bytes, size_t to_misalign,
+                   size_t from_misalign) {
   std::vector<char> src(bytes + 64), dst(bytes + 2 * kGuard + 64);
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 131 + bytes);
   memset(dst.data(), 0x5a, dst.size());

@@ -68,7 +68,9 @@ inline void ring_doorbell_for(ControlBlock *cb, uint32_t reasons) {
 
 // After a library message (barrier, collective, lock hand-over): wakes the owner whatever it
 // sleeps for.
-inline void ring_doorbell(ControlBlock *cb) { ring_doorbell_for(cb, kSleepForData | kSleepForSync); }
+inline void ring_doorbell(ControlBlock *cb) {
+  ring_doorbell_for(cb, kSleepForData | kSleepForSync);
+}
 
 // After a put, AMO or signal: wakes the owner only if it waits for memory to change.
 inline void ring_doorbell_for_data(ControlBlock *cb) { ring_doorbell_for(cb, kSleepForData); }

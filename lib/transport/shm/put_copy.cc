@@ -36,6 +36,7 @@ __attribute__((noinline)) void put_small(char *to, const char *from, size_t byte
   }
   if (bytes & 1) *(volatile char *)(to + i) = from[i];
 }
+
 // A head of more than kMemcpyHead bytes (memcpy) or of fewer than 8 (pieces).
 __attribute__((noinline)) void put_odd_head(char *to, const char *from, size_t bytes) {
   const size_t head = bytes - 64;
@@ -48,11 +49,12 @@ __attribute__((noinline)) void put_odd_head(char *to, const char *from, size_t b
   for (int k = 0; k < 4; ++k) *(volatile hoshmem_v16_any *)(to + head + 16 * k) = t[k];
 }
 
-// One copy routine per CPU level, compiled for that level (TARGET) with moves of W bytes. The
-// bytes before the last 64 (here none, or 8 to kMemcpyHead of them) are copied first, possibly more than
-// once: W-byte moves, the last ending at `head` and overlapping the one before it, or two smaller
-// overlapping moves (32, 16 or 8 bytes: two moves of size s cover any head in [s, 2s]). Then the
-// last 64 bytes go as TAIL_MOVES stores of 64 / TAIL_MOVES bytes in address order.
+// One copy routine per CPU level, compiled for that level (TARGET) with moves of W bytes; SMALL
+// copies fewer than 64 bytes. First the bytes before the last 64, possibly more than once: none,
+// or W-byte moves, the last ending at `head` and overlapping the one before it, or two smaller
+// overlapping moves (two moves of s bytes cover any head in [s, 2s]); heads of 1-7 or over
+// kMemcpyHead bytes go to put_odd_head. Then the last 64 bytes as TAIL_MOVES stores, in address
+// order.
 #define HOSHMEM_DEFINE_PUT_COPY(NAME, TARGET, W, TAIL_MOVES, SMALL)                           \
   TARGET void NAME(char *to, const void *source, size_t bytes) {                             \
     typedef long long Wide __attribute__((__vector_size__(W), __aligned__(1), __may_alias__)); \
@@ -93,7 +95,8 @@ __attribute__((noinline)) void put_odd_head(char *to, const char *from, size_t b
 // AVX-512BW: fewer than 64 bytes are one masked load and one masked store (each byte once).
 // (GCC builtins: the intrinsics' headers do not inline into a function compiled with arch=.)
 typedef char Bytes64 __attribute__((__vector_size__(64)));
-__attribute__((target("arch=skylake-avx512"))) inline void put_small_masked(char *to, const char *from,
+__attribute__((target("arch=skylake-avx512"))) inline void put_small_masked(char *to,
+                                                                           const char *from,
                                                                            size_t bytes) {
   const unsigned long long mask = bytes ? ~0ull >> (64 - bytes) : 0;
   const Bytes64 zero = {};
