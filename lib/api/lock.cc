@@ -46,7 +46,8 @@ void pshmem_set_lock(long *lock) {
   // Queue behind the previous tail and wait until it hands the lock over.
   __atomic_fetch_or(w.node(prev - 1), rt.me + 1, __ATOMIC_SEQ_CST);
   notify_sync(prev - 1);
-  wait_until_ready(rt.wait, rt.control[rt.me], shm::kSleepForSync, [&] { return (load(mine) & kWaiting) == 0; });
+  wait_until_ready(rt.wait, rt.control[rt.me], shm::kSleepForSync,
+                   [&] { return (load(mine) & kWaiting) == 0; });
 }
 
 void pshmem_clear_lock(long *lock) {
@@ -56,7 +57,8 @@ void pshmem_clear_lock(long *lock) {
   if (__atomic_compare_exchange_n(w.tail(), &me1, 0, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
     return;  // nobody queued behind us
   uint32_t *mine = w.node(rt.me);
-  wait_until_ready(rt.wait, rt.control[rt.me], shm::kSleepForSync, [&] { return (load(mine) & kNextMask) != 0; });
+  wait_until_ready(rt.wait, rt.control[rt.me], shm::kSleepForSync,
+                   [&] { return (load(mine) & kNextMask) != 0; });
   int next = static_cast<int>((load(mine) & kNextMask) - 1);
   __atomic_store_n(mine, 0, __ATOMIC_RELAXED);
   __atomic_fetch_and(w.node(next), ~kWaiting, __ATOMIC_SEQ_CST);
