@@ -30,6 +30,15 @@ extern "C" {
  * link). Per-PE entries are arrays inside the state, indexed by PE: one load each, no pointer to
  * chase. The fast path applies only to jobs of at most HOSHMEM_FAST_MAX_PES PEs. */
 #define HOSHMEM_FAST_MAX_PES 1024
+/* Calls through the GOT, not a PLT stub: one jump less on every put of a size not known small */
+#if defined(__has_attribute)
+#if __has_attribute(__noplt__)
+#define HOSHMEM_NOPLT __attribute__((__noplt__))
+#endif
+#endif
+#ifndef HOSHMEM_NOPLT
+#define HOSHMEM_NOPLT
+#endif
 #define HOSHMEM_FAST_SLEEP_FOR_DATA 1u /* bit of *sleeping[pe]: that PE waits for its memory */
 struct hoshmem_fast_state {
   int npes;                /* the number of PEs while the fast path applies, otherwise 0 */
@@ -47,7 +56,7 @@ extern struct hoshmem_fast_state hoshmem_fast_v2;
 void hoshmem_fast_wake(int pe); /* rings the doorbell of PE pe, which sleeps */
 /* Copies a put's bytes as the library does (see hoshmem_fast_put_small for the rule); picks the
  * widest vector moves this CPU has. */
-void hoshmem_fast_put_copy(char *to, const void *from, size_t bytes);
+void hoshmem_fast_put_copy(char *to, const void *from, size_t bytes) HOSHMEM_NOPLT;
 
 #ifdef __cplusplus
 }

@@ -37,53 +37,64 @@ __attribute__((noinline)) void put_small(char *to, const char *from, size_t byte
   if (bytes & 1) *(volatile char *)(to + i) = from[i];
 }
 
-// A head of more than kMemcpyHead bytes (memcpy) or of fewer than 8 (pieces).
-__attribute__((noinline)) void put_odd_head(char *to, const char *from, size_t bytes) {
+// A head of more than kMemcpyHead bytes: memcpy, then the last 64 bytes in order.
+__attribute__((noinline)) void put_long(char *to, const char *from, size_t bytes) {
   const size_t head = bytes - 64;
-  if (head > kMemcpyHead)
-    memcpy(to, from, head);
-  else
-    put_small(to, from, head);
+  memcpy(to, from, head);
   hoshmem_v16_any t[4];
   for (int k = 0; k < 4; ++k) t[k] = *(const hoshmem_v16_any *)(from + head + 16 * k);
   for (int k = 0; k < 4; ++k) *(volatile hoshmem_v16_any *)(to + head + 16 * k) = t[k];
 }
 
+// A head shorter than one W-byte move, for the variants without masked moves: two overlapping
+// moves of 16 or 8 bytes (two moves of s bytes cover any head in [s, 2s]), or pieces.
+inline void put_head_pieces(char *to, const char *from, size_t head) {
+  if (head >= 16) {
+    hoshmem_v16_any a = *(const hoshmem_v16_any *)from;
+    hoshmem_v16_any b = *(const hoshmem_v16_any *)(from + head - 16);
+    *(hoshmem_v16_any *)to = a;
+    *(hoshmem_v16_any *)(to + head - 16) = b;
+  } else if (head >= 8) {
+    uint64_t a = *(const hoshmem_u64_any *)from;
+    uint64_t b = *(const hoshmem_u64_any *)(from + head - 8);
+    *(hoshmem_u64_any *)to = a;
+    *(hoshmem_u64_any *)(to + head - 8) = b;
+  } else if (head != 0) {
+    put_small(to, from, head);
+  }
+}
+
 // One copy routine per CPU level, compiled for that level (TARGET) with moves of W bytes; SMALL
-// copies fewer than 64 bytes. First the bytes before the last 64, possibly more than once: none,
-// or W-byte moves, the last ending at `head` and overlapping the one before it, or two smaller
-// overlapping moves (two moves of s bytes cover any head in [s, 2s]); heads of 1-7 or over
-// kMemcpyHead bytes go to put_odd_head. Then the last 64 bytes as TAIL_MOVES stores, in address
-// order.
-#define HOSHMEM_DEFINE_PUT_COPY(NAME, TARGET, W, TAIL_MOVES, SMALL)                           \
+// copies fewer than 64 bytes, SHORT_HEAD a head shorter than W. First the bytes before the last
+// 64 (the head), possibly more than once: blocks of four W-byte moves (four loads, then four
+// stores), then single moves, the last ending at the head's end and overlapping the one before
+// it. Then the last 64 bytes as TAIL_MOVES stores, in address order. After the small sizes, the
+// common case (a head of W to kMemcpyHead bytes) is tested first and alone: at 64-512 bytes
+// every branch before the first move costs about as much as a move.
+#define HOSHMEM_DEFINE_PUT_COPY(NAME, TARGET, W, TAIL_MOVES, SMALL, SHORT_HEAD)                \
   TARGET void NAME(char *to, const void *source, size_t bytes) {                             \
     typedef long long Wide __attribute__((__vector_size__(W), __aligned__(1), __may_alias__)); \
     typedef long long Piece                                                                  \
         __attribute__((__vector_size__(64 / TAIL_MOVES), __aligned__(1), __may_alias__));    \
     const char *from = static_cast<const char *>(source);                                    \
     if (bytes < 64) return SMALL(to, from, bytes);                                           \
-    if (bytes - 65 < 7 || bytes > kMemcpyHead + 64) return put_odd_head(to, from, bytes);   \
     const size_t head = bytes - 64;                                                          \
-    if (head >= W) {                                                                         \
+    if (__builtin_expect(head - W <= kMemcpyHead - W, 1)) { /* W <= head <= kMemcpyHead */   \
       size_t i = 0;                                                                          \
-      _Pragma("GCC unroll 4")                                                                \
-      for (; i + W <= head; i += W) *(Wide *)(to + i) = *(const Wide *)(from + i);           \
-      if (i < head) *(Wide *)(to + head - W) = *(const Wide *)(from + head - W);             \
-    } else if (W > 32 && head >= 32) {                                                       \
-      typedef long long Half __attribute__((__vector_size__(32), __aligned__(1), __may_alias__)); \
-      Half a = *(const Half *)from, b = *(const Half *)(from + head - 32);                   \
-      *(Half *)to = a;                                                                       \
-      *(Half *)(to + head - 32) = b;                                                         \
-    } else if (head >= 16) {                                                                 \
-      hoshmem_v16_any a = *(const hoshmem_v16_any *)from;                                    \
-      hoshmem_v16_any b = *(const hoshmem_v16_any *)(from + head - 16);                      \
-      *(hoshmem_v16_any *)to = a;                                                            \
-      *(hoshmem_v16_any *)(to + head - 16) = b;                                              \
-    } else if (head >= 8) {                                                                  \
-      uint64_t a = *(const hoshmem_u64_any *)from;                                           \
-      uint64_t b = *(const hoshmem_u64_any *)(from + head - 8);                              \
-      *(hoshmem_u64_any *)to = a;                                                            \
-      *(hoshmem_u64_any *)(to + head - 8) = b;                                               \
+      for (; i + 4 * W <= head; i += 4 * W) {                                                \
+        const Wide a = *(const Wide *)(from + i), b = *(const Wide *)(from + i + W);         \
+        const Wide c = *(const Wide *)(from + i + 2 * W), d = *(const Wide *)(from + i + 3 * W); \
+        *(Wide *)(to + i) = a;                                                               \
+        *(Wide *)(to + i + W) = b;                                                           \
+        *(Wide *)(to + i + 2 * W) = c;                                                       \
+        *(Wide *)(to + i + 3 * W) = d;                                                       \
+      }                                                                                      \
+      for (; i + W < head; i += W) *(Wide *)(to + i) = *(const Wide *)(from + i);            \
+      *(Wide *)(to + head - W) = *(const Wide *)(from + head - W);                           \
+    } else if (head < W) {                                                                   \
+      SHORT_HEAD(to, from, head);                                                            \
+    } else {                                                                                 \
+      return put_long(to, from, bytes);                                                      \
     }                                                                                        \
     Piece tail[TAIL_MOVES];                                                                  \
     for (int k = 0; k < TAIL_MOVES; ++k)                                                     \
@@ -102,11 +113,20 @@ __attribute__((target("arch=skylake-avx512"))) inline void put_small_masked(char
   const Bytes64 zero = {};
   __builtin_ia32_storedquqi512_mask(to, __builtin_ia32_loaddquqi512_mask(from, zero, mask), mask);
 }
+// A head of 0-63 bytes in one masked move.
+__attribute__((target("arch=skylake-avx512"))) inline void put_head_masked(char *to,
+                                                                          const char *from,
+                                                                          size_t head) {
+  const unsigned long long mask = __builtin_ia32_bzhi_di(~0ull, head);
+  const Bytes64 zero = {};
+  __builtin_ia32_storedquqi512_mask(to, __builtin_ia32_loaddquqi512_mask(from, zero, mask), mask);
+}
 
-HOSHMEM_DEFINE_PUT_COPY(put_copy_avx512, __attribute__((target("arch=skylake-avx512"))), 64, 2,
-                        put_small_masked)
-HOSHMEM_DEFINE_PUT_COPY(put_copy_avx2, __attribute__((target("arch=haswell"))), 32, 2, put_small)
-HOSHMEM_DEFINE_PUT_COPY(put_copy_sse2, , 16, 4, put_small)
+HOSHMEM_DEFINE_PUT_COPY(put_copy_avx512, __attribute__((target("arch=skylake-avx512"))), 64, 1,
+                        put_small_masked, put_head_masked)
+HOSHMEM_DEFINE_PUT_COPY(put_copy_avx2, __attribute__((target("arch=haswell"))), 32, 2, put_small,
+                        put_head_pieces)
+HOSHMEM_DEFINE_PUT_COPY(put_copy_sse2, , 16, 4, put_small, put_head_pieces)
 
 }  // namespace
 
