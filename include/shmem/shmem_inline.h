@@ -39,20 +39,24 @@ extern "C" {
 #ifndef HOSHMEM_NOPLT
 #define HOSHMEM_NOPLT
 #endif
-#define HOSHMEM_FAST_SLEEP_FOR_DATA 1u /* bit of *sleeping[pe]: that PE waits for its memory */
+#define HOSHMEM_FAST_SLEEP_FOR_DATA 1u /* bit of *sleeping[pe]: PE pe waits for its memory */
 struct hoshmem_fast_state {
+  uintptr_t heap_lo;       /* this PE's symmetric heap starts here (ends at heap_hi[pe]) */
+  uintptr_t data_lo;       /* this PE's .data/.bss: [data_lo, data_hi) */
+  uintptr_t data_hi;
   int npes;                /* the number of PEs while the fast path applies, otherwise 0 */
-  const char *heap_lo;     /* this PE's symmetric heap: [heap_lo, heap_lo + heap_size) */
-  size_t heap_size;
-  const char *data_lo;     /* this PE's .data/.bss: [data_lo, data_lo + data_size) */
-  size_t data_size;
-  char *heap[HOSHMEM_FAST_MAX_PES]; /* where PE pe's heap is mapped here */
-  char *data[HOSHMEM_FAST_MAX_PES]; /* where PE pe's .data/.bss is mapped here */
-  /* the byte of PE pe's sleep flags that holds HOSHMEM_FAST_SLEEP_FOR_DATA (a byte: the test
-   * is one instruction) */
+  /* Per PE, as arrays of 8-byte entries (the index scales inside the address, no arithmetic):
+   * heap_hi[pe] is the end of this PE's heap while PE pe is reachable here, otherwise 0 (no
+   * address is below it: the PE check costs no instruction of its own). PE pe's copy of the
+   * heap (data) object at address a is mapped here at a + heap_shift[pe] (a + data_shift[pe]),
+   * modulo 2^64: the access needs no subtraction, only a two-register address. sleeping[pe] is
+   * the byte of PE pe's sleep flags that holds HOSHMEM_FAST_SLEEP_FOR_DATA. */
+  uintptr_t heap_hi[HOSHMEM_FAST_MAX_PES];
+  uintptr_t heap_shift[HOSHMEM_FAST_MAX_PES];
+  uintptr_t data_shift[HOSHMEM_FAST_MAX_PES];
   const volatile unsigned char *sleeping[HOSHMEM_FAST_MAX_PES];
 };
-extern struct hoshmem_fast_state hoshmem_fast_v2;
+extern struct hoshmem_fast_state hoshmem_fast_v3;
 void hoshmem_fast_wake(int pe); /* rings the doorbell of PE pe, which sleeps */
 /* Copies a put's bytes as the library does (see hoshmem_fast_put_small for the rule); picks the
  * widest vector moves this CPU has. */
@@ -85,31 +89,32 @@ typedef long long hoshmem_v16_any
 
 /* 1 when the fast path applies to PE pe and the symmetric address sym: then *at is PE pe's copy
  * of the object as mapped here. 0 sends the call to the library, which decides (and reports bad
- * arguments). */
+ * arguments). The common case, a heap address, costs three loads from the state (heap_lo and PE
+ * pe's heap_hi and heap_shift): on a loop of AMOs the loads, not the instructions, set the pace. */
 HOSHMEM_FAST_HELPER int hoshmem_fast_resolve(const void *sym, int pe, char **at) {
-  const struct hoshmem_fast_state *f = &hoshmem_fast_v2;
-  uintptr_t a = (uintptr_t)sym;
-  if ((unsigned)pe >= (unsigned)f->npes) return 0;
-  if (__builtin_expect(a - (uintptr_t)f->heap_lo < f->heap_size, 1)) {
-    *at = f->heap[pe] + (a - (uintptr_t)f->heap_lo);
-    return 1;
-  }
-  if (a - (uintptr_t)f->data_lo < f->data_size) {
-    *at = f->data[pe] + (a - (uintptr_t)f->data_lo);
-    return 1;
-  }
-  return 0;
+  const struct hoshmem_fast_state *f = &hoshmem_fast_v3;
+  const uintptr_t a = (uintptr_t)sym;
+  uintptr_t shift;
+  if ((unsigned)pe >= HOSHMEM_FAST_MAX_PES) return 0;
+  if (__builtin_expect(a >= f->heap_lo && a < f->heap_hi[pe], 1))
+    shift = f->heap_shift[pe];
+  else if ((unsigned)pe < (unsigned)f->npes && a >= f->data_lo && a < f->data_hi)
+    shift = f->data_shift[pe];
+  else
+    return 0;
+  *at = (char *)(a + shift);
+  return 1;
 }
 
 /* After changing PE pe's memory: wake it if it sleeps in a wait for its memory
  * (lib/progress/wait.h). A PE asleep in a barrier is not woken by puts. */
 HOSHMEM_FAST_HELPER void hoshmem_fast_notify(int pe) {
-  if (__builtin_expect((*hoshmem_fast_v2.sleeping[pe] & HOSHMEM_FAST_SLEEP_FOR_DATA) != 0, 0))
+  if (__builtin_expect((*hoshmem_fast_v3.sleeping[pe] & HOSHMEM_FAST_SLEEP_FOR_DATA) != 0, 0))
     hoshmem_fast_wake(pe);
 }
 
 /* A put of fewer than 64 bytes, and the rule every put's copy keeps: its last 64 bytes are stored
- * once each, in address order and after everything before them. A receiver polling the last
+ * once each, by stores in address order (or one store), after everything before them. A receiver polling the last
  * element so never sees it written twice (glibc memcpy stores small sizes as overlapping moves:
  * a receiver that waits for the last element, zeroes it and answers could see a second store
  * bring its flag back). Pieces of 16, 8, 4, 2 and 1 bytes, all loaded before any is stored (no
@@ -189,14 +194,14 @@ extern "C" {
 
 /* --- ordering: every operation above completed in its call, so quiet is a full fence --- */
 HOSHMEM_FAST void shmem_quiet(void) {
-  if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v2.npes)) {
+  if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v3.npes)) {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return;
   }
   pshmem_quiet();
 }
 HOSHMEM_FAST void shmem_fence(void) {
-  if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v2.npes)) {
+  if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v3.npes)) {
     __atomic_thread_fence(__ATOMIC_RELEASE);
     return;
   }

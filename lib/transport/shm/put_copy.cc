@@ -2,7 +2,7 @@
 // hoshmem_fast_put_copy: the library's puts and the inline puts of <shmem.h> (for sizes not
 // known small at compile time) both call it, so every put keeps the same rule, stated at
 // hoshmem_fast_put_small in include/shmem/shmem_inline.h: the last 64 bytes are stored once
-// each, in address order and last.
+// each, by stores in address order (AVX-512: one store), after everything before them.
 //
 // It is picked once at load time (GNU ifunc) for the widest moves the CPU has: a put of a few
 // hundred bytes is as many moves as memcpy would make, and costs a call, as memcpy would.
