@@ -41,6 +41,10 @@ extern "C" {
 #endif
 #define HOSHMEM_FAST_SLEEP_FOR_DATA 1u /* bit of *sleeping[pe]: PE pe waits for its memory */
 struct hoshmem_fast_state {
+  /* The state is page-aligned and the words every call reads start at page offset 3072: a load
+   * whose page offset matches a pending store's waits for that store (4K aliasing), and the
+   * buffers small puts write and read are mostly page-aligned or malloc'd (page offset 16). */
+  unsigned char unused_[3072];
   uintptr_t heap_lo;       /* this PE's symmetric heap starts here (ends at heap_hi[pe]) */
   uintptr_t data_lo;       /* this PE's .data/.bss: [data_lo, data_hi) */
   uintptr_t data_hi;
@@ -55,7 +59,7 @@ struct hoshmem_fast_state {
   uintptr_t heap_shift[HOSHMEM_FAST_MAX_PES];
   uintptr_t data_shift[HOSHMEM_FAST_MAX_PES];
   const volatile unsigned char *sleeping[HOSHMEM_FAST_MAX_PES];
-};
+} __attribute__((__aligned__(4096)));
 extern struct hoshmem_fast_state hoshmem_fast_v3;
 void hoshmem_fast_wake(int pe); /* rings the doorbell of PE pe, which sleeps */
 /* Copies a put's bytes as the library does (see hoshmem_fast_put_small for the rule); picks the
