@@ -118,11 +118,12 @@ HOSHMEM_FAST_HELPER void hoshmem_fast_notify(int pe) {
 }
 
 /* A put of fewer than 64 bytes, and the rule every put's copy keeps: its last 64 bytes are stored
- * once each, by stores in address order (or one store), after everything before them. A receiver polling the last
- * element so never sees it written twice (glibc memcpy stores small sizes as overlapping moves:
- * a receiver that waits for the last element, zeroes it and answers could see a second store
- * bring its flag back). Pieces of 16, 8, 4, 2 and 1 bytes, all loaded before any is stored (no
- * load waits behind a store to a nearby address); an aligned element inside one is never torn. */
+ * once each, by stores in address order (or one store), after everything before them. A
+ * receiver polling the last element so never sees it written twice (glibc memcpy stores small
+ * sizes as overlapping moves: a receiver that waits for the last element, zeroes it and answers
+ * could see a second store bring its flag back). Pieces of 16, 8, 4, 2 and 1 bytes, all loaded
+ * before any is stored (no load waits behind a store to a nearby address); an aligned element
+ * inside one is never torn. */
 HOSHMEM_FAST_HELPER void hoshmem_fast_put_small(char *to, const char *from, size_t bytes) {
   hoshmem_v16_any v0 = {0, 0}, v1 = {0, 0}, v2 = {0, 0};
   uint64_t q = 0;

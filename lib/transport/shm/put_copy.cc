@@ -103,27 +103,19 @@ inline void put_head_pieces(char *to, const char *from, size_t head) {
       *(volatile Piece *)(to + head + 64 / TAIL_MOVES * k) = tail[k];                        \
   }
 
-// AVX-512BW: fewer than 64 bytes are one masked load and one masked store (each byte once).
+// AVX-512BW: fewer than 64 bytes (a whole put, or a head) are one masked load and one masked
+// store, each byte once; bzhi makes the mask for 0 to 64 bytes without a branch.
 // (GCC builtins: the intrinsics' headers do not inline into a function compiled with arch=.)
 typedef char Bytes64 __attribute__((__vector_size__(64)));
-__attribute__((target("arch=skylake-avx512"))) inline void put_small_masked(char *to,
-                                                                           const char *from,
-                                                                           size_t bytes) {
-  const unsigned long long mask = bytes ? ~0ull >> (64 - bytes) : 0;
-  const Bytes64 zero = {};
-  __builtin_ia32_storedquqi512_mask(to, __builtin_ia32_loaddquqi512_mask(from, zero, mask), mask);
-}
-// A head of 0-63 bytes in one masked move.
-__attribute__((target("arch=skylake-avx512"))) inline void put_head_masked(char *to,
-                                                                          const char *from,
-                                                                          size_t head) {
-  const unsigned long long mask = __builtin_ia32_bzhi_di(~0ull, head);
+__attribute__((target("arch=skylake-avx512"))) inline void put_masked(char *to, const char *from,
+                                                                     size_t bytes) {
+  const unsigned long long mask = __builtin_ia32_bzhi_di(~0ull, bytes);
   const Bytes64 zero = {};
   __builtin_ia32_storedquqi512_mask(to, __builtin_ia32_loaddquqi512_mask(from, zero, mask), mask);
 }
 
 HOSHMEM_DEFINE_PUT_COPY(put_copy_avx512, __attribute__((target("arch=skylake-avx512"))), 64, 1,
-                        put_small_masked, put_head_masked)
+                        put_masked, put_masked)
 HOSHMEM_DEFINE_PUT_COPY(put_copy_avx2, __attribute__((target("arch=haswell"))), 32, 2, put_small,
                         put_head_pieces)
 HOSHMEM_DEFINE_PUT_COPY(put_copy_sse2, , 16, 4, put_small, put_head_pieces)
