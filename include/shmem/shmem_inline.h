@@ -91,6 +91,20 @@ typedef uint16_t hoshmem_u16_any __attribute__((__aligned__(1), __may_alias__));
 typedef long long hoshmem_v16_any
     __attribute__((__vector_size__(16), __aligned__(1), __may_alias__));
 
+/* A full memory fence (quiet's). On x86-64 a locked add of 0 orders like mfence at a lower cost.
+ * It targets 64 bytes below the stack pointer, not the top of the stack as the compiler's own
+ * fence does: a loop that keeps a spilled variable at (%rsp) would otherwise wait, on its next
+ * load of it, for the locked store (measured: a fetch_xor_nbi + quiet loop 20 ns instead of
+ * 13 ns). The red zone there is this thread's, signal handlers leave it alone, and adding 0 keeps
+ * whatever the compiler keeps in it. */
+HOSHMEM_FAST_HELPER void hoshmem_fast_full_fence(void) {
+#if defined(__x86_64__)
+  __asm__ __volatile__("lock; addl $0, -64(%%rsp)" ::: "memory", "cc");
+#else
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
 /* 1 when the fast path applies to PE pe and the symmetric address sym: then *at is PE pe's copy
  * of the object as mapped here. 0 sends the call to the library, which decides (and reports bad
  * arguments). The common case, a heap address, costs three loads from the state (heap_lo and PE
@@ -200,7 +214,7 @@ extern "C" {
 /* --- ordering: every operation above completed in its call, so quiet is a full fence --- */
 HOSHMEM_FAST void shmem_quiet(void) {
   if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v3.npes)) {
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    hoshmem_fast_full_fence();
     return;
   }
   pshmem_quiet();

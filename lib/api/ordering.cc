@@ -11,7 +11,7 @@ using namespace hoshmem;
 namespace {
 inline void quiet_all() {
   if (rt.remote_atomics) rt.remote_atomics->quiet();
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  hoshmem_fast_full_fence();  // the inline quiet's fence (include/shmem/shmem_inline.h)
 }
 
 void pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes, const char *routine) {
