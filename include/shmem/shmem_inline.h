@@ -4,10 +4,10 @@
  * Each routine below is the library's exported one, defined again here as a GNU inline function:
  * the compiler inlines this body (or, where it takes the routine's address, calls the library),
  * and both do the same thing. The body handles only the common case: a job whose PEs are all on
- * this node, all-SW atomics, no SHMEM_DEBUG, a valid PE and a symmetric address. Then a put or an
- * AMO is one table lookup, the store or CPU atomic on the peer's memory as mapped here, and a look
- * at whether the peer sleeps. Anything else (argument errors, other nodes, the HCA path) calls
- * the pshmem_ twin, which checks and reports as always.
+ * this node, all-SW atomics, no SHMEM_DEBUG, a valid PE and a symmetric address. Then a put is one
+ * table lookup and the stores into the peer's memory as mapped here; an AMO also looks at whether
+ * the peer sleeps. Anything else (argument errors, other nodes, the HCA path, a peer asleep in a
+ * wait for its memory) calls the pshmem_ twin, which checks, reports and wakes as always.
  *
  * Why: calling into a shared library with its checks costs a few nanoseconds, several times a
  * store into shared memory. Define HOSHMEM_NO_INLINE (oshcc -DHOSHMEM_NO_INLINE) to call the
@@ -50,8 +50,10 @@ struct hoshmem_fast_state {
   uintptr_t data_hi;
   int npes;                /* the number of PEs while the fast path applies, otherwise 0 */
   /* Per PE, as arrays of 8-byte entries (the index scales inside the address, no arithmetic):
-   * heap_hi[pe] is the end of this PE's heap while PE pe is reachable here, otherwise 0 (no
-   * address is below it: the PE check costs no instruction of its own). PE pe's copy of the
+   * heap_hi[pe] is the end of this PE's heap while PE pe is reachable here and not asleep in a
+   * wait for its memory, otherwise 0 (no address is below it). PE pe writes its own entry here
+   * before it sleeps, so stores to it go to the library, which wakes it (lib/core/fast_path.cc);
+   * the state is page-aligned so that it can be moved into shared memory. PE pe's copy of the
    * heap (data) object at address a is mapped here at a + heap_shift[pe] (a + data_shift[pe]),
    * modulo 2^64: the access needs no subtraction, only a two-register address. sleeping[pe] is
    * the byte of PE pe's sleep flags that holds HOSHMEM_FAST_SLEEP_FOR_DATA. */
@@ -60,7 +62,7 @@ struct hoshmem_fast_state {
   uintptr_t data_shift[HOSHMEM_FAST_MAX_PES];
   const volatile unsigned char *sleeping[HOSHMEM_FAST_MAX_PES];
 } __attribute__((__aligned__(4096)));
-extern struct hoshmem_fast_state hoshmem_fast_v3;
+extern struct hoshmem_fast_state hoshmem_fast_v4;
 void hoshmem_fast_wake(int pe); /* rings the doorbell of PE pe, which sleeps */
 /* Copies a put's bytes as the library does (see hoshmem_fast_put_small for the rule); picks the
  * widest vector moves this CPU has. */
@@ -110,13 +112,13 @@ HOSHMEM_FAST_HELPER void hoshmem_fast_full_fence(void) {
  * arguments). The common case, a heap address, costs three loads from the state (heap_lo and PE
  * pe's heap_hi and heap_shift): on a loop of AMOs the loads, not the instructions, set the pace. */
 HOSHMEM_FAST_HELPER int hoshmem_fast_resolve(const void *sym, int pe, char **at) {
-  const struct hoshmem_fast_state *f = &hoshmem_fast_v3;
+  const struct hoshmem_fast_state *f = &hoshmem_fast_v4;
   const uintptr_t a = (uintptr_t)sym;
   uintptr_t shift;
   if ((unsigned)pe >= HOSHMEM_FAST_MAX_PES) return 0;
   if (__builtin_expect(a >= f->heap_lo && a < f->heap_hi[pe], 1))
     shift = f->heap_shift[pe];
-  else if ((unsigned)pe < (unsigned)f->npes && a >= f->data_lo && a < f->data_hi)
+  else if (f->heap_hi[pe] != 0 && a >= f->data_lo && a < f->data_hi)
     shift = f->data_shift[pe];
   else
     return 0;
@@ -124,10 +126,12 @@ HOSHMEM_FAST_HELPER int hoshmem_fast_resolve(const void *sym, int pe, char **at)
   return 1;
 }
 
-/* After changing PE pe's memory: wake it if it sleeps in a wait for its memory
- * (lib/progress/wait.h). A PE asleep in a barrier is not woken by puts. */
+/* After an AMO on PE pe's memory: wake it if it sleeps in a wait for its memory
+ * (lib/progress/wait.h). A PE asleep in a barrier is not woken by AMOs. Stores do not need this:
+ * a PE that sleeps for data has turned them off first (heap_hi). An AMO is a full barrier, so
+ * this check after it never misses a sleeper's announcement. */
 HOSHMEM_FAST_HELPER void hoshmem_fast_notify(int pe) {
-  if (__builtin_expect((*hoshmem_fast_v3.sleeping[pe] & HOSHMEM_FAST_SLEEP_FOR_DATA) != 0, 0))
+  if (__builtin_expect((*hoshmem_fast_v4.sleeping[pe] & HOSHMEM_FAST_SLEEP_FOR_DATA) != 0, 0))
     hoshmem_fast_wake(pe);
 }
 
@@ -196,7 +200,6 @@ extern "C" {
     char *hoshmem_to_;                                                                    \
     if (HOSHMEM_FAST_LIKELY(hoshmem_fast_resolve(dest, pe, &hoshmem_to_))) {              \
       hoshmem_fast_put_bytes(hoshmem_to_, source, (nelems) * (esize));                    \
-      hoshmem_fast_notify(pe);                                                            \
       return;                                                                             \
     }                                                                                     \
     slow;                                                                                 \
@@ -213,14 +216,14 @@ extern "C" {
 
 /* --- ordering: every operation above completed in its call, so quiet is a full fence --- */
 HOSHMEM_FAST void shmem_quiet(void) {
-  if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v3.npes)) {
+  if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v4.npes)) {
     hoshmem_fast_full_fence();
     return;
   }
   pshmem_quiet();
 }
 HOSHMEM_FAST void shmem_fence(void) {
-  if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v3.npes)) {
+  if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v4.npes)) {
     __atomic_thread_fence(__ATOMIC_RELEASE);
     return;
   }
@@ -233,7 +236,6 @@ HOSHMEM_FAST void shmem_fence(void) {
     char *to;                                                                              \
     if (HOSHMEM_FAST_LIKELY(hoshmem_fast_resolve(dest, pe, &to))) {                        \
       *(volatile T *)to = value;                                                           \
-      hoshmem_fast_notify(pe);                                                       \
       return;                                                                              \
     }                                                                                      \
     pshmem_##N##_p(dest, value, pe);                                                       \
@@ -297,7 +299,7 @@ HOSHMEM_FAST void shmem_getmem_nbi(void *dest, const void *source, size_t nelems
 }
 
 /* --- AMOs: CPU atomics on the peer's word, with the library's memory orders (fetch acquire, set
- * release, the rest seq_cst); every update but fetch wakes a sleeping target. --- */
+ * release, the rest seq_cst); every read-modify-write wakes a sleeping target (set is a store). */
 #define HOSHMEM_FAST_AMO(RET, NAME, PARAMS, DEST, PE, ON_WORD, SLOW)                      \
   HOSHMEM_FAST RET NAME PARAMS {                                                          \
     char *w;                                                                              \
@@ -368,7 +370,7 @@ HOSHMEM_AMO_STD_TYPES(HOSHMEM_FAST_AMO_STD, _)
                    { T hoshmem_v_; return HOSHMEM_FAST_LOAD(T); },                              \
                    return pshmem_##N##_atomic_fetch(source, pe))                                \
   HOSHMEM_FAST_AMO(void, shmem_##N##_atomic_set, (T * dest, T value, int pe), dest, pe,         \
-                   HOSHMEM_FAST_RMW_VOID((__atomic_store((T *)w, &value, __ATOMIC_RELEASE), 0)), \
+                   { __atomic_store((T *)w, &value, __ATOMIC_RELEASE); return; },               \
                    pshmem_##N##_atomic_set(dest, value, pe))                                    \
   HOSHMEM_FAST_AMO(T, shmem_##N##_atomic_swap, (T * dest, T value, int pe), dest, pe,           \
                    { T hoshmem_v_; HOSHMEM_FAST_RMW(T, HOSHMEM_FAST_SWAP(T)) },                 \

@@ -17,6 +17,7 @@ struct Config {
   uint64_t heap_base;       // HOSHMEM_HEAP_BASE: where the heap goes on every PE (0: anywhere)
   bool share_globals;       // HOSHMEM_SHARE_GLOBALS
   std::string wait;         // HOSHMEM_WAIT: auto | spin | yield | sleep
+  uint64_t sleep_timeout_us;  // HOSHMEM_SLEEP_TIMEOUT_US (0: the wait policy's own)
 };
 
 // Reads and validates every variable; a bad value is fatal with the accepted range.

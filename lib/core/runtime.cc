@@ -121,9 +121,13 @@ void runtime_init(int requested, int *provided, const char *routine) {
   heap.heap_size = rt.config.symmetric_size;
   heap.base_hint = rt.config.heap_base;
   heap.share_globals = rt.config.share_globals;
+  heap.shared_state = fast_path_state();
+  heap.shared_state_bytes = fast_path_state_bytes();
   rt.memory.setup(boot, heap);
   rt.space = rt.memory.space();
   rt.wait = choose_wait_policy(rt.config.wait, node_is_oversubscribed(boot));
+  rt.wait.data_sleep = fast_path_data_sleep;
+  if (rt.config.sleep_timeout_us) rt.wait.sleep_timeout_ns = rt.config.sleep_timeout_us * 1000;
 
   static std::vector<shm::ControlBlock *> controls;
   controls.assign(rt.npes, nullptr);

@@ -54,6 +54,9 @@ void runtime_print_info(FILE *out);
 // before the last finalize tears the mappings down.
 void publish_fast_path();
 void retract_fast_path();
+void *fast_path_state();  // HeapConfig::shared_state: the inline fast path's state
+size_t fast_path_state_bytes();
+void fast_path_data_sleep(bool begin);  // WaitPolicy::data_sleep
 const char *runtime_build_string();
 
 // --- checks on the data path ---

@@ -1,5 +1,6 @@
 #include "lib/heap/symmetric_memory.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -43,6 +44,9 @@ void SymmetricMemory::setup(Bootstrap &boot, const HeapConfig &config) {
 
   DataSegment data;
   if (config.share_globals) data = share_data_segment();
+  // after the globals: the state may lie in the executable's .bss, which that remaps
+  state_shared_ = config.shared_state &&
+                  share_state(heap_fd, config.shared_state, config.shared_state_bytes);
 
   MemoryRecord mine{static_cast<int32_t>(getpid()), heap_fd, data.fd, 0,
                     reinterpret_cast<uint64_t>(own_file_ + shm::kControlBytes), heap_size,
@@ -101,6 +105,15 @@ void SymmetricMemory::setup(Bootstrap &boot, const HeapConfig &config) {
                            heap_mapped_.data()};
   space_.data = SegmentMap{data.base, data.size, data_mapped_.data()};
   allocator_ = std::make_unique<SymmetricAllocator>(space_.heap.base, heap_size);
+}
+
+bool SymmetricMemory::share_state(int fd, void *state, size_t bytes) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(state);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (at % page != 0 || bytes % page != 0 || bytes > shm::kSharedStateBytes) return false;
+  memcpy(own_file_ + shm::kSharedStateOffset, state, bytes);
+  return mmap(state, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+              static_cast<off_t>(shm::kSharedStateOffset)) != MAP_FAILED;
 }
 
 void SymmetricMemory::teardown() {

@@ -19,6 +19,10 @@ struct HeapConfig {
   size_t heap_size = 0;        // SHMEM_SYMMETRIC_SIZE
   uintptr_t base_hint = 0;     // where to try to put the heap on every PE (0: anywhere)
   bool share_globals = true;   // make .data/.bss remotely accessible
+  // A page-aligned range of this process that the peers must be able to write: it is moved onto
+  // this PE's file (shm::kSharedStateOffset), contents kept; peers reach it with shm::shared_state
+  void *shared_state = nullptr;
+  size_t shared_state_bytes = 0;
 };
 
 class SymmetricMemory {
@@ -32,10 +36,15 @@ class SymmetricMemory {
   SymmetricAllocator &allocator() { return *allocator_; }
   shm::ControlBlock *control(int pe) const { return control_[pe]; }
   bool same_address_everywhere() const { return same_address_; }
+  bool state_shared() const { return state_shared_; }  // HeapConfig::shared_state is shared
   size_t heap_size() const { return space_.heap.size; }
   void *heap_base() const { return reinterpret_cast<void *>(space_.heap.base); }
 
  private:
+  // false when the range is not whole pages of at most shm::kSharedStateBytes, or the mapping
+  // fails (then the range stays private)
+  bool share_state(int fd, void *state, size_t bytes);
+
   SymmetricSpace space_;
   std::unique_ptr<SymmetricAllocator> allocator_;
   std::vector<char *> heap_mapped_, data_mapped_;
@@ -45,6 +54,7 @@ class SymmetricMemory {
   char *own_file_ = nullptr;        // control block + heap of this PE
   size_t file_size_ = 0;
   bool same_address_ = false;
+  bool state_shared_ = false;
 };
 
 }  // namespace hoshmem

@@ -22,6 +22,10 @@ struct WaitPolicy {
   uint32_t spin_iterations = 256;  // 0 when PEs outnumber cores
   uint32_t yield_iterations = 256;
   long sleep_timeout_ns = 500 * 1000;
+  // Called with true before a wait for data first announces its sleep and with false when that
+  // wait ends: the writers that do not look at `sleeping` after each store must be turned off
+  // first (lib/core/fast_path.cc). nullptr: none.
+  void (*data_sleep)(bool begin) = nullptr;
 };
 
 inline void cpu_relax() { __builtin_ia32_pause(); }
@@ -32,6 +36,13 @@ inline void cpu_relax() { __builtin_ia32_pause(); }
 template <class Ready>
 void wait_until_ready(const WaitPolicy &policy, shm::ControlBlock *mine, shm::SleepFor what,
                       Ready &&ready) {
+  // Ends the data sleep, if this wait began one, on every way out.
+  struct DataSleep {
+    void (*hook)(bool) = nullptr;
+    ~DataSleep() {
+      if (hook) hook(false);
+    }
+  } data_sleep;
   // After a wake-up that did not make us ready, start over with spinning and yielding before the
   // next sleep: a peer streaming writes at us then pays for a futex wake only once per round, not
   // once per write.
@@ -47,6 +58,10 @@ void wait_until_ready(const WaitPolicy &policy, shm::ControlBlock *mine, shm::Sl
     // Announce, then re-check (seq_cst on both sides: a writer that stored before our check sees
     // the flag and rings). The flag is left for the next writer to lower; that costs at most one
     // needless wake-up.
+    if ((what & shm::kSleepForData) && policy.data_sleep && !data_sleep.hook) {
+      policy.data_sleep(true);
+      data_sleep.hook = policy.data_sleep;
+    }
     uint32_t seen = mine->doorbell.load(std::memory_order_acquire);
     mine->sleeping.fetch_or(what, std::memory_order_seq_cst);
     if (ready()) return;

@@ -60,6 +60,19 @@ constexpr size_t kControlBytes = kControlBlockBytes + kTeamSlots * kTeamSlotByte
 static_assert(sizeof(ControlBlock) <= kControlBlockBytes);
 static_assert(offsetof(ControlBlock, doorbell) == kDoorbellOffset);
 
+// Later in the control block area: the backing of a page-aligned range of the owner's process that
+// its peers write into (the inline fast path's state, lib/core/fast_path.cc: a PE that goes to
+// sleep for data turns the other PEs' inline stores to it off there, so they ring instead).
+constexpr size_t kSharedStateOffset = 16 * 1024;
+constexpr size_t kSharedStateBytes = 40 * 1024;
+static_assert(sizeof(ControlBlock) <= kSharedStateOffset);
+static_assert(kSharedStateOffset + kSharedStateBytes <= kControlBlockBytes);
+
+// The shared state of the PE whose control block is `cb` (as mapped here).
+inline void *shared_state(ControlBlock *cb) {
+  return reinterpret_cast<char *>(cb) + kSharedStateOffset;
+}
+
 // Team scratch slot `slot` of the PE whose control block is `cb` (as mapped here).
 inline char *team_slot(ControlBlock *cb, int slot) {
   return reinterpret_cast<char *>(cb) + kControlBlockBytes + static_cast<size_t>(slot) * kTeamSlotBytes;
