@@ -194,25 +194,21 @@ extern "C" {
 #define HOSHMEM_FAST extern __inline__ __attribute__((__gnu_inline__, __always_inline__))
 #define HOSHMEM_FAST_LIKELY(x) __builtin_expect(!!(x), 1)
 
-/* put/get of nelems elements of esize bytes; `slow` is the library call */
-#define HOSHMEM_FAST_PUT(dest, source, nelems, esize, pe, slow)                           \
+/* On PE pe's copy of the symmetric object sym, mapped here at hoshmem_at_: `copy`, else `slow`
+ * (the library call). Puts and gets of nelems elements of esize bytes: */
+#define HOSHMEM_FAST_RMA(sym, pe, copy, slow)                                             \
   do {                                                                                    \
-    char *hoshmem_to_;                                                                    \
-    if (HOSHMEM_FAST_LIKELY(hoshmem_fast_resolve(dest, pe, &hoshmem_to_))) {              \
-      hoshmem_fast_put_bytes(hoshmem_to_, source, (nelems) * (esize));                    \
+    char *hoshmem_at_;                                                                    \
+    if (HOSHMEM_FAST_LIKELY(hoshmem_fast_resolve(sym, pe, &hoshmem_at_))) {               \
+      copy;                                                                               \
       return;                                                                             \
     }                                                                                     \
     slow;                                                                                 \
   } while (0)
-#define HOSHMEM_FAST_GET(dest, source, nelems, esize, pe, slow)                           \
-  do {                                                                                    \
-    char *hoshmem_from_;                                                                  \
-    if (HOSHMEM_FAST_LIKELY(hoshmem_fast_resolve(source, pe, &hoshmem_from_))) {          \
-      __builtin_memcpy(dest, hoshmem_from_, (nelems) * (esize));                          \
-      return;                                                                             \
-    }                                                                                     \
-    slow;                                                                                 \
-  } while (0)
+#define HOSHMEM_FAST_PUT(dest, source, nelems, esize, pe, slow) \
+  HOSHMEM_FAST_RMA(dest, pe, hoshmem_fast_put_bytes(hoshmem_at_, source, (nelems) * (esize)), slow)
+#define HOSHMEM_FAST_GET(dest, source, nelems, esize, pe, slow) \
+  HOSHMEM_FAST_RMA(source, pe, __builtin_memcpy(dest, hoshmem_at_, (nelems) * (esize)), slow)
 
 /* --- ordering: every operation above completed in its call, so quiet is a full fence --- */
 HOSHMEM_FAST void shmem_quiet(void) {

@@ -12,6 +12,7 @@
 #define HOSHMEM_EMIT_FAST_HELPERS
 #include <shmem.h>
 
+#include <atomic>
 #include <mutex>
 
 #include "lib/core/runtime.h"
@@ -29,8 +30,8 @@ void hoshmem_fast_wake(int pe) { hoshmem::notify(pe); }
 namespace hoshmem {
 namespace {
 
-bool g_published = false;   // this PE's state says "apply"
-std::mutex g_sleep_mutex;   // threads of this PE that sleep for data
+std::atomic<bool> g_published{false};  // this PE's state says "apply"
+std::mutex g_sleep_mutex;  // threads of this PE that sleep for data
 int g_data_sleepers = 0;
 
 hoshmem_fast_state &state_of(int pe) {

@@ -27,11 +27,12 @@ enum SleepFor : uint32_t {
   kSleepForSync = 2,  // barriers, collectives, locks, team setup: woken by ring_doorbell only
 };
 
-// The doorbell's line is the last of the block's first page. Every put and AMO reads the target's
-// `sleeping` right after storing into the target's memory, and on x86 a load whose address
-// matches a just-stored one in its low 12 bits waits for that store (4K aliasing): page-aligned
-// buffers, the most common put destinations, start at page offset 0. Measured in a loop of
-// 128-byte copies, each followed by the flag's load: 1.4x slower with the flag at page offset 4.
+// The doorbell's line is the last of the block's first page. The library's puts and every AMO
+// read the target's `sleeping` right after storing into the target's memory, and on x86 a load
+// whose address matches a just-stored one in its low 12 bits waits for that store (4K aliasing):
+// page-aligned buffers, the most common put destinations, start at page offset 0. Measured in a
+// loop of 128-byte copies, each followed by the flag's load: 1.4x slower with the flag at page
+// offset 4.
 constexpr size_t kDoorbellOffset = 4096 - kCacheLine;
 
 struct ControlBlock {
