@@ -45,24 +45,25 @@ struct hoshmem_fast_state {
    * whose page offset matches a pending store's waits for that store (4K aliasing), and the
    * buffers small puts write and read are mostly page-aligned or malloc'd (page offset 16). */
   unsigned char unused_[3072];
-  uintptr_t heap_lo;       /* this PE's symmetric heap starts here (ends at heap_hi[pe]) */
-  uintptr_t data_lo;       /* this PE's .data/.bss: [data_lo, data_hi) */
-  uintptr_t data_hi;
+  uintptr_t heap_lo;       /* this PE's symmetric heap starts here */
+  uintptr_t data_lo;       /* this PE's .data/.bss: data_len bytes from data_lo */
+  uintptr_t data_len;
   int npes;                /* the number of PEs while the fast path applies, otherwise 0 */
   /* Per PE, as arrays of 8-byte entries (the index scales inside the address, no arithmetic):
-   * heap_hi[pe] is the end of this PE's heap while PE pe is reachable here and not asleep in a
-   * wait for its memory, otherwise 0 (no address is below it). PE pe writes its own entry here
-   * before it sleeps, so stores to it go to the library, which wakes it (lib/core/fast_path.cc);
-   * the state is page-aligned so that it can be moved into shared memory. PE pe's copy of the
-   * heap (data) object at address a is mapped here at a + heap_shift[pe] (a + data_shift[pe]),
-   * modulo 2^64: the access needs no subtraction, only a two-register address. sleeping[pe] is
-   * the byte of PE pe's sleep flags that holds HOSHMEM_FAST_SLEEP_FOR_DATA. */
-  uintptr_t heap_hi[HOSHMEM_FAST_MAX_PES];
+   * heap_len[pe] is the size of the heap while PE pe is reachable here and not asleep in a wait
+   * for its memory, otherwise 0 (no offset is below it), so one unsigned compare of a - heap_lo
+   * tests both bounds. PE pe writes its own entry here before it sleeps, so stores to it go to
+   * the library, which wakes it (lib/core/fast_path.cc); the state is page-aligned so that it
+   * can be moved into shared memory. PE pe's copy of the heap (data) object at address a is
+   * mapped here at a + heap_shift[pe] (a + data_shift[pe]), modulo 2^64: the access needs no
+   * subtraction, only a two-register address. sleeping[pe] is the byte of PE pe's sleep flags
+   * that holds HOSHMEM_FAST_SLEEP_FOR_DATA. */
+  uintptr_t heap_len[HOSHMEM_FAST_MAX_PES];
   uintptr_t heap_shift[HOSHMEM_FAST_MAX_PES];
   uintptr_t data_shift[HOSHMEM_FAST_MAX_PES];
   const volatile unsigned char *sleeping[HOSHMEM_FAST_MAX_PES];
 } __attribute__((__aligned__(4096)));
-extern struct hoshmem_fast_state hoshmem_fast_v4;
+extern struct hoshmem_fast_state hoshmem_fast_v5;
 void hoshmem_fast_wake(int pe); /* rings the doorbell of PE pe, which sleeps */
 /* Copies a put's bytes as the library does (see hoshmem_fast_put_small for the rule); picks the
  * widest vector moves this CPU has. */
@@ -107,31 +108,41 @@ HOSHMEM_FAST_HELPER void hoshmem_fast_full_fence(void) {
 #endif
 }
 
+/* The resolve's second case: sym in this PE's .data/.bss. heap_len[i] is read again (volatile):
+ * were the compiler to keep the heap case's load of it for this test, that load could no longer
+ * be folded into the compare, and a loop of gets would run 20% slower (measured). */
+HOSHMEM_FAST_HELPER int hoshmem_fast_resolve_data(uintptr_t a, unsigned i, char **at) {
+  const struct hoshmem_fast_state *f = &hoshmem_fast_v5;
+  if (*(const volatile uintptr_t *)&f->heap_len[i] == 0 || a - f->data_lo >= f->data_len) return 0;
+  *at = (char *)(a + f->data_shift[i]);
+  return 1;
+}
+
 /* 1 when the fast path applies to PE pe and the symmetric address sym: then *at is PE pe's copy
  * of the object as mapped here. 0 sends the call to the library, which decides (and reports bad
- * arguments). The common case, a heap address, costs three loads from the state (heap_lo and PE
- * pe's heap_hi and heap_shift): on a loop of AMOs the loads, not the instructions, set the pace. */
+ * arguments). The common case, a heap address, is three loads from the state (heap_lo and PE
+ * pe's heap_len and heap_shift, the last two folded into their instructions) and two branches:
+ * in a loop of gets or AMOs these, not the access, set the pace. The index is unsigned so that
+ * the load of pe already widens it. */
 HOSHMEM_FAST_HELPER int hoshmem_fast_resolve(const void *sym, int pe, char **at) {
-  const struct hoshmem_fast_state *f = &hoshmem_fast_v4;
+  const struct hoshmem_fast_state *f = &hoshmem_fast_v5;
   const uintptr_t a = (uintptr_t)sym;
-  uintptr_t shift;
-  if ((unsigned)pe >= HOSHMEM_FAST_MAX_PES) return 0;
-  if (__builtin_expect(a >= f->heap_lo && a < f->heap_hi[pe], 1))
-    shift = f->heap_shift[pe];
-  else if (f->heap_hi[pe] != 0 && a >= f->data_lo && a < f->data_hi)
-    shift = f->data_shift[pe];
-  else
-    return 0;
-  *at = (char *)(a + shift);
-  return 1;
+  const unsigned i = (unsigned)pe;
+  if (i >= HOSHMEM_FAST_MAX_PES) return 0;
+  if (__builtin_expect(a - f->heap_lo < f->heap_len[i], 1)) {
+    *at = (char *)(a + f->heap_shift[i]);
+    return 1;
+  }
+  return hoshmem_fast_resolve_data(a, i, at);
 }
 
 /* After an AMO on PE pe's memory: wake it if it sleeps in a wait for its memory
  * (lib/progress/wait.h). A PE asleep in a barrier is not woken by AMOs. Stores do not need this:
- * a PE that sleeps for data has turned them off first (heap_hi). An AMO is a full barrier, so
+ * a PE that sleeps for data has turned them off first (heap_len). An AMO is a full barrier, so
  * this check after it never misses a sleeper's announcement. */
 HOSHMEM_FAST_HELPER void hoshmem_fast_notify(int pe) {
-  if (__builtin_expect((*hoshmem_fast_v4.sleeping[pe] & HOSHMEM_FAST_SLEEP_FOR_DATA) != 0, 0))
+  const unsigned char flags = *hoshmem_fast_v5.sleeping[(unsigned)pe];
+  if (__builtin_expect((flags & HOSHMEM_FAST_SLEEP_FOR_DATA) != 0, 0))
     hoshmem_fast_wake(pe);
 }
 
@@ -212,14 +223,14 @@ extern "C" {
 
 /* --- ordering: every operation above completed in its call, so quiet is a full fence --- */
 HOSHMEM_FAST void shmem_quiet(void) {
-  if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v4.npes)) {
+  if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v5.npes)) {
     hoshmem_fast_full_fence();
     return;
   }
   pshmem_quiet();
 }
 HOSHMEM_FAST void shmem_fence(void) {
-  if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v4.npes)) {
+  if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v5.npes)) {
     __atomic_thread_fence(__ATOMIC_RELEASE);
     return;
   }

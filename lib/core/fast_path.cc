@@ -5,7 +5,7 @@
 //
 // Inline stores (put, p, atomic_set) do not look at the target's sleep flag afterwards, as the
 // library's do: that load cost a third of a store loop's time. Instead each PE's state lives in
-// its heap file (HeapConfig::shared_state), and a PE about to sleep for data zeroes its heap_hi
+// its heap file (HeapConfig::shared_state), and a PE about to sleep for data zeroes its heap_len
 // entry in every PE's state: their stores to it then take the library path, which rings. A store
 // that resolved just before the zeroing is not seen by the sleeper's re-check, the same race a
 // plain store still in the store buffer has with the flag, and the sleep's timeout bounds both.
@@ -23,7 +23,7 @@ static_assert(sizeof(hoshmem_fast_state) % 4096 == 0 &&
               sizeof(hoshmem_fast_state) <= hoshmem::shm::kSharedStateBytes);
 
 extern "C" {
-struct hoshmem_fast_state hoshmem_fast_v4 = {};
+struct hoshmem_fast_state hoshmem_fast_v5 = {};
 void hoshmem_fast_wake(int pe) { hoshmem::notify(pe); }
 }
 
@@ -38,39 +38,37 @@ hoshmem_fast_state &state_of(int pe) {
   return *static_cast<hoshmem_fast_state *>(shm::shared_state(rt.control[pe]));
 }
 
-uintptr_t heap_hi() { return rt.space.heap.base + rt.space.heap.size; }
-
 }  // namespace
 
-void *fast_path_state() { return &hoshmem_fast_v4; }
-size_t fast_path_state_bytes() { return sizeof hoshmem_fast_v4; }
+void *fast_path_state() { return &hoshmem_fast_v5; }
+size_t fast_path_state_bytes() { return sizeof hoshmem_fast_v5; }
 
 void publish_fast_path() {
   if (rt.debug || rt.mode != atomics::AtomicityMode::AllSoftware) return;
   if (rt.npes > HOSHMEM_FAST_MAX_PES) return;
   if (!rt.memory.state_shared()) return;  // a sleeper could not turn the inline stores off
-  hoshmem_fast_state &f = hoshmem_fast_v4;
+  hoshmem_fast_state &f = hoshmem_fast_v5;
   for (int pe = 0; pe < rt.npes; ++pe)
     if (!rt.control[pe]) return;  // a PE on another node: the library decides every call
   const SegmentMap &heap = rt.space.heap, &data = rt.space.data;
-  // the bounds first: a peer's heap_hi turns the heap path on for that PE
+  // the bounds first: a peer's heap_len turns the heap path on for that PE
   f.heap_lo = heap.base;
   f.data_lo = data.mapped ? data.base : 0;  // an empty range when .data/.bss is not shared
-  f.data_hi = data.mapped ? data.base + data.size : 0;
+  f.data_len = data.mapped ? data.size : 0;
   for (int pe = 0; pe < rt.npes; ++pe) {
     f.heap_shift[pe] = reinterpret_cast<uintptr_t>(heap.mapped[pe]) - heap.base;
     f.data_shift[pe] = data.mapped ? reinterpret_cast<uintptr_t>(data.mapped[pe]) - data.base : 0;
     // the byte of the 32-bit flags word that holds bit 0
     f.sleeping[pe] = reinterpret_cast<const volatile unsigned char *>(&rt.control[pe]->sleeping) +
                      (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 0 : sizeof(uint32_t) - 1);
-    __atomic_store_n(&f.heap_hi[pe], heap_hi(), __ATOMIC_RELEASE);
+    __atomic_store_n(&f.heap_len[pe], heap.size, __ATOMIC_RELEASE);
   }
   __atomic_store_n(&f.npes, rt.npes, __ATOMIC_RELEASE);  // last: turns the path on
   g_published = true;
 }
 
 void retract_fast_path() {
-  hoshmem_fast_v4 = {};
+  hoshmem_fast_v5 = {};
   g_published = false;
 }
 
@@ -80,11 +78,11 @@ void fast_path_data_sleep(bool begin) {
   if (!g_published) return;
   std::lock_guard<std::mutex> guard(g_sleep_mutex);
   if (begin ? g_data_sleepers++ > 0 : --g_data_sleepers > 0) return;  // not the first / last
-  const uintptr_t hi = begin ? 0 : heap_hi();
+  const uintptr_t len = begin ? 0 : rt.space.heap.size;
   for (int pe = 0; pe < rt.npes; ++pe) {
     hoshmem_fast_state &peer = state_of(pe);
     if (__atomic_load_n(&peer.npes, __ATOMIC_ACQUIRE) != 0)  // it applies the path
-      __atomic_store_n(&peer.heap_hi[rt.me], hi, __ATOMIC_RELAXED);
+      __atomic_store_n(&peer.heap_len[rt.me], len, __ATOMIC_RELAXED);
   }
   // the caller's seq_cst announcement orders the zeroing before its re-check of the condition
 }
