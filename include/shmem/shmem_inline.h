@@ -40,30 +40,34 @@ extern "C" {
 #define HOSHMEM_NOPLT
 #endif
 #define HOSHMEM_FAST_SLEEP_FOR_DATA 1u /* bit of *sleeping[pe]: PE pe waits for its memory */
+/* The address of the symmetric heap, a constant: the library places the heap there (the default
+ * of HOSHMEM_HEAP_BASE) and applies the fast path only when it did. The heap bound check then
+ * needs no load from the state, which made loops of g, p and small puts and gets 10-22% faster
+ * (measured). */
+#define HOSHMEM_FAST_HEAP_BASE 0x500000000000
 struct hoshmem_fast_state {
   /* The state is page-aligned and the words every call reads start at page offset 3072: a load
    * whose page offset matches a pending store's waits for that store (4K aliasing), and the
    * buffers small puts write and read are mostly page-aligned or malloc'd (page offset 16). */
   unsigned char unused_[3072];
-  uintptr_t heap_lo;       /* this PE's symmetric heap starts here */
   uintptr_t data_lo;       /* this PE's .data/.bss: data_len bytes from data_lo */
   uintptr_t data_len;
   int npes;                /* the number of PEs while the fast path applies, otherwise 0 */
   /* Per PE, as arrays of 8-byte entries (the index scales inside the address, no arithmetic):
    * heap_len[pe] is the size of the heap while PE pe is reachable here and not asleep in a wait
-   * for its memory, otherwise 0 (no offset is below it), so one unsigned compare of a - heap_lo
-   * tests both bounds. PE pe writes its own entry here before it sleeps, so stores to it go to
-   * the library, which wakes it (lib/core/fast_path.cc); the state is page-aligned so that it
-   * can be moved into shared memory. PE pe's copy of the heap (data) object at address a is
-   * mapped here at a + heap_shift[pe] (a + data_shift[pe]), modulo 2^64: the access needs no
-   * subtraction, only a two-register address. sleeping[pe] is the byte of PE pe's sleep flags
-   * that holds HOSHMEM_FAST_SLEEP_FOR_DATA. */
+   * for its memory, otherwise 0 (no offset is below it), so one unsigned compare of
+   * a - HOSHMEM_FAST_HEAP_BASE tests both bounds. PE pe writes its own entry here before it
+   * sleeps, so stores to it go to the library, which wakes it (lib/core/fast_path.cc); the
+   * state is page-aligned so that it can be moved into shared memory. PE pe's copy of the heap
+   * (data) object at address a is mapped here at a + heap_shift[pe] (a + data_shift[pe]),
+   * modulo 2^64: the access needs no subtraction, only a two-register address. sleeping[pe] is
+   * the byte of PE pe's sleep flags that holds HOSHMEM_FAST_SLEEP_FOR_DATA. */
   uintptr_t heap_len[HOSHMEM_FAST_MAX_PES];
   uintptr_t heap_shift[HOSHMEM_FAST_MAX_PES];
   uintptr_t data_shift[HOSHMEM_FAST_MAX_PES];
   const volatile unsigned char *sleeping[HOSHMEM_FAST_MAX_PES];
 } __attribute__((__aligned__(4096)));
-extern struct hoshmem_fast_state hoshmem_fast_v5;
+extern struct hoshmem_fast_state hoshmem_fast_v6;
 void hoshmem_fast_wake(int pe); /* rings the doorbell of PE pe, which sleeps */
 /* Copies a put's bytes as the library does (see hoshmem_fast_put_small for the rule); picks the
  * widest vector moves this CPU has. */
@@ -113,7 +117,7 @@ HOSHMEM_FAST_HELPER void hoshmem_fast_full_fence(void) {
  * heap case's load of it in a register for this test, that load could no longer be folded into
  * the heap case's compare. */
 HOSHMEM_FAST_HELPER int hoshmem_fast_data_shift(uintptr_t a, unsigned i, uintptr_t *shift) {
-  const struct hoshmem_fast_state *f = &hoshmem_fast_v5;
+  const struct hoshmem_fast_state *f = &hoshmem_fast_v6;
   if (*(const volatile uintptr_t *)&f->heap_len[i] == 0 || a - f->data_lo >= f->data_len) return 0;
   *shift = f->data_shift[i];
   return 1;
@@ -121,17 +125,17 @@ HOSHMEM_FAST_HELPER int hoshmem_fast_data_shift(uintptr_t a, unsigned i, uintptr
 
 /* 1 when the fast path applies to PE pe and the symmetric address sym: then *at is PE pe's copy
  * of the object as mapped here. 0 sends the call to the library, which decides (and reports bad
- * arguments). The common case, a heap address, is three loads from the state (heap_lo and PE
- * pe's heap_len and heap_shift) and two branches: in a loop of gets or AMOs these, not the access,
- * set the pace. The index is unsigned, so the load of pe already widens it. Both cases choose a
+ * arguments). The common case, a heap address, is two loads from the state (PE pe's heap_len
+ * and heap_shift) and two branches: in a loop of gets or AMOs these, not the access, set the
+ * pace. The index is unsigned, so the load of pe already widens it. Both cases choose a
  * shift and add it once, so a load can take a two-register address (a fetch loop: 15% faster). */
 HOSHMEM_FAST_HELPER int hoshmem_fast_resolve(const void *sym, int pe, char **at) {
-  const struct hoshmem_fast_state *f = &hoshmem_fast_v5;
+  const struct hoshmem_fast_state *f = &hoshmem_fast_v6;
   const uintptr_t a = (uintptr_t)sym;
   const unsigned i = (unsigned)pe;
   uintptr_t shift;
   if (i >= HOSHMEM_FAST_MAX_PES) return 0;
-  if (__builtin_expect(a - f->heap_lo < f->heap_len[i], 1))
+  if (__builtin_expect(a - (uintptr_t)HOSHMEM_FAST_HEAP_BASE < f->heap_len[i], 1))
     shift = f->heap_shift[i];
   else if (!hoshmem_fast_data_shift(a, i, &shift))
     return 0;
@@ -143,12 +147,12 @@ HOSHMEM_FAST_HELPER int hoshmem_fast_resolve(const void *sym, int pe, char **at)
  * own, so the store gets a one-register address. x86 stores with a two-register address cannot
  * use the store-only address unit, and a loop of them ran 15-20% slower (measured). */
 HOSHMEM_FAST_HELPER int hoshmem_fast_resolve_store(const void *sym, int pe, char **at) {
-  const struct hoshmem_fast_state *f = &hoshmem_fast_v5;
+  const struct hoshmem_fast_state *f = &hoshmem_fast_v6;
   const uintptr_t a = (uintptr_t)sym;
   const unsigned i = (unsigned)pe;
   uintptr_t shift;
   if (i >= HOSHMEM_FAST_MAX_PES) return 0;
-  if (__builtin_expect(a - f->heap_lo < f->heap_len[i], 1)) {
+  if (__builtin_expect(a - (uintptr_t)HOSHMEM_FAST_HEAP_BASE < f->heap_len[i], 1)) {
     *at = (char *)(a + f->heap_shift[i]);
     return 1;
   }
@@ -162,7 +166,7 @@ HOSHMEM_FAST_HELPER int hoshmem_fast_resolve_store(const void *sym, int pe, char
  * a PE that sleeps for data has turned them off first (heap_len). An AMO is a full barrier, so
  * this check after it never misses a sleeper's announcement. */
 HOSHMEM_FAST_HELPER void hoshmem_fast_notify(int pe) {
-  const unsigned char flags = *hoshmem_fast_v5.sleeping[(unsigned)pe];
+  const unsigned char flags = *hoshmem_fast_v6.sleeping[(unsigned)pe];
   if (__builtin_expect((flags & HOSHMEM_FAST_SLEEP_FOR_DATA) != 0, 0))
     hoshmem_fast_wake(pe);
 }
@@ -246,14 +250,14 @@ extern "C" {
 
 /* --- ordering: every operation above completed in its call, so quiet is a full fence --- */
 HOSHMEM_FAST void shmem_quiet(void) {
-  if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v5.npes)) {
+  if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v6.npes)) {
     hoshmem_fast_full_fence();
     return;
   }
   pshmem_quiet();
 }
 HOSHMEM_FAST void shmem_fence(void) {
-  if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v5.npes)) {
+  if (HOSHMEM_FAST_LIKELY(hoshmem_fast_v6.npes)) {
     __atomic_thread_fence(__ATOMIC_RELEASE);
     return;
   }

@@ -3,8 +3,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <shmem.h>  // HOSHMEM_FAST_HEAP_BASE
+
 #include "lib/base/error.h"
 #include "lib/base/parse.h"
+
+#define HOSHMEM_STRINGIFY_(x) #x
+#define HOSHMEM_STRINGIFY(x) HOSHMEM_STRINGIFY_(x)
 
 namespace hoshmem {
 namespace {
@@ -29,8 +34,11 @@ constexpr Variable kVariables[] = {
     {"HOSHMEM_ATOMICS", nullptr, "auto", "auto, sw or hw",
      "atomicity mode: sw = CPU atomics (software inter-node), hw = HCA atomics; auto = hw if an "
      "RDMA device is present"},
-    {"HOSHMEM_HEAP_BASE", nullptr, "0x500000000000", "an address (hex) or 0 for anywhere",
-     "virtual address of the symmetric heap on every PE"},
+    // the inline fast path applies only to a heap at its default address
+    {"HOSHMEM_HEAP_BASE", nullptr, HOSHMEM_STRINGIFY(HOSHMEM_FAST_HEAP_BASE),
+     "an address (hex) or 0 for anywhere",
+     "virtual address of the symmetric heap on every PE (only the default keeps the inline fast "
+     "path on)"},
     {"HOSHMEM_SHARE_GLOBALS", nullptr, "1", "0 or 1",
      "make the executable's globals and statics remotely accessible"},
     {"HOSHMEM_WAIT", nullptr, "auto", "auto, spin, yield or sleep",

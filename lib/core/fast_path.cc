@@ -1,7 +1,8 @@
 // lib/core: the state read by the inline fast path that <shmem.h> compiles into programs
 // (include/shmem/shmem_inline.h), and the helpers it needs when the compiler does not inline them.
-// The state says "apply" (npes > 0) only while every PE is on this node, atomics are all-SW and
-// SHMEM_DEBUG is off: then the inline path does exactly what the library routine would do.
+// The state says "apply" (npes > 0) only while every PE is on this node, atomics are all-SW,
+// SHMEM_DEBUG is off and the heap is at the address the header compiles in (fast_path_obstacle):
+// then the inline path does exactly what the library routine would do.
 //
 // Inline stores (put, p, atomic_set) do not look at the target's sleep flag afterwards, as the
 // library's do: that load cost a third of a store loop's time. Instead each PE's state lives in
@@ -23,7 +24,7 @@ static_assert(sizeof(hoshmem_fast_state) % 4096 == 0 &&
               sizeof(hoshmem_fast_state) <= hoshmem::shm::kSharedStateBytes);
 
 extern "C" {
-struct hoshmem_fast_state hoshmem_fast_v5 = {};
+struct hoshmem_fast_state hoshmem_fast_v6 = {};
 void hoshmem_fast_wake(int pe) { hoshmem::notify(pe); }
 }
 
@@ -31,6 +32,7 @@ namespace hoshmem {
 namespace {
 
 std::atomic<bool> g_published{false};  // this PE's state says "apply"
+const char *g_status = "not initialized";  // why the path is off, nullptr when on
 std::mutex g_sleep_mutex;  // threads of this PE that sleep for data
 int g_data_sleepers = 0;
 
@@ -38,21 +40,33 @@ hoshmem_fast_state &state_of(int pe) {
   return *static_cast<hoshmem_fast_state *>(shm::shared_state(rt.control[pe]));
 }
 
+// Why the fast path does not apply here, or nullptr when it does.
+const char *fast_path_obstacle() {
+  if (rt.debug) return "SHMEM_DEBUG checks every call";
+  if (rt.mode != atomics::AtomicityMode::AllSoftware) return "atomics are not all-SW";
+  if (rt.npes > HOSHMEM_FAST_MAX_PES) return "more than 1024 PEs";
+  if (!rt.memory.state_shared()) return "its table could not be shared";  // sleepers need it
+  if (rt.space.heap.base != uintptr_t{HOSHMEM_FAST_HEAP_BASE})
+    return "the heap is not at the header's HOSHMEM_FAST_HEAP_BASE: HOSHMEM_HEAP_BASE is set, "
+           "or that range was taken";
+  for (int pe = 0; pe < rt.npes; ++pe)
+    if (!rt.control[pe]) return "a PE is on another node";  // the library decides every call
+  return nullptr;
+}
+
 }  // namespace
 
-void *fast_path_state() { return &hoshmem_fast_v5; }
-size_t fast_path_state_bytes() { return sizeof hoshmem_fast_v5; }
+void *fast_path_state() { return &hoshmem_fast_v6; }
+size_t fast_path_state_bytes() { return sizeof hoshmem_fast_v6; }
 
 void publish_fast_path() {
-  if (rt.debug || rt.mode != atomics::AtomicityMode::AllSoftware) return;
-  if (rt.npes > HOSHMEM_FAST_MAX_PES) return;
-  if (!rt.memory.state_shared()) return;  // a sleeper could not turn the inline stores off
-  hoshmem_fast_state &f = hoshmem_fast_v5;
-  for (int pe = 0; pe < rt.npes; ++pe)
-    if (!rt.control[pe]) return;  // a PE on another node: the library decides every call
+  if (const char *obstacle = fast_path_obstacle()) {
+    g_status = obstacle;
+    return;
+  }
+  hoshmem_fast_state &f = hoshmem_fast_v6;
   const SegmentMap &heap = rt.space.heap, &data = rt.space.data;
   // the bounds first: a peer's heap_len turns the heap path on for that PE
-  f.heap_lo = heap.base;
   f.data_lo = data.mapped ? data.base : 0;  // an empty range when .data/.bss is not shared
   f.data_len = data.mapped ? data.size : 0;
   for (int pe = 0; pe < rt.npes; ++pe) {
@@ -65,11 +79,15 @@ void publish_fast_path() {
   }
   __atomic_store_n(&f.npes, rt.npes, __ATOMIC_RELEASE);  // last: turns the path on
   g_published = true;
+  g_status = nullptr;
 }
 
+const char *fast_path_status() { return g_status; }
+
 void retract_fast_path() {
-  hoshmem_fast_v5 = {};
+  hoshmem_fast_v6 = {};
   g_published = false;
+  g_status = "finalized";
 }
 
 // WaitPolicy::data_sleep. Every PE publishes (or not) for the same reasons, and all have

@@ -180,6 +180,9 @@ void runtime_print_info(FILE *out) {
           rt.memory.same_address_everywhere() ? "same address" : "different addresses");
   fprintf(out, "  globals: %zu bytes of .data/.bss %s\n", rt.space.data.size,
           rt.space.data.size ? "remotely accessible" : "not shared (HOSHMEM_SHARE_GLOBALS=0)");
+  const char *fast_off = fast_path_status();
+  fprintf(out, "  inline fast path: %s%s%s\n", fast_off ? "off (" : "on", fast_off ? fast_off : "",
+          fast_off ? ")" : "");
   fprintf(out, "  thread level: SHMEM_THREAD_MULTIPLE\n");
   fprintf(out, "  environment:\n");
   print_config(rt.config, out);

@@ -57,6 +57,7 @@ void retract_fast_path();
 void *fast_path_state();  // HeapConfig::shared_state: the inline fast path's state
 size_t fast_path_state_bytes();
 void fast_path_data_sleep(bool begin);  // WaitPolicy::data_sleep
+const char *fast_path_status();  // nullptr when the fast path applies, else why not
 const char *runtime_build_string();
 
 // --- checks on the data path ---
