@@ -127,38 +127,37 @@ HOSHMEM_FAST_HELPER int hoshmem_fast_data_shift(uintptr_t a, unsigned i, uintptr
  * of the object as mapped here. 0 sends the call to the library, which decides (and reports bad
  * arguments). The common case, a heap address, is two loads from the state (PE pe's heap_len
  * and heap_shift) and two branches: in a loop of gets or AMOs these, not the access, set the
- * pace. The index is unsigned, so the load of pe already widens it. Both cases choose a
- * shift and add it once, so a load can take a two-register address (a fetch loop: 15% faster). */
-HOSHMEM_FAST_HELPER int hoshmem_fast_resolve(const void *sym, int pe, char **at) {
-  const struct hoshmem_fast_state *f = &hoshmem_fast_v6;
-  const uintptr_t a = (uintptr_t)sym;
-  const unsigned i = (unsigned)pe;
-  uintptr_t shift;
-  if (i >= HOSHMEM_FAST_MAX_PES) return 0;
-  if (__builtin_expect(a - (uintptr_t)HOSHMEM_FAST_HEAP_BASE < f->heap_len[i], 1))
-    shift = f->heap_shift[i];
-  else if (!hoshmem_fast_data_shift(a, i, &shift))
-    return 0;
-  *at = (char *)(a + shift);
-  return 1;
-}
-
-/* The same for a store (p, put, atomic_set): the heap case adds its shift to the address on its
- * own, so the store gets a one-register address. x86 stores with a two-register address cannot
- * use the store-only address unit, and a loop of them ran 15-20% slower (measured). */
-HOSHMEM_FAST_HELPER int hoshmem_fast_resolve_store(const void *sym, int pe, char **at) {
+ * pace. The index is unsigned, so the load of pe already widens it. How the shift is added
+ * depends on the access (each measured, 15-20% of a loop of them):
+ *  - a load or an AMO: both cases choose a shift and add it once, so the access can take a
+ *    two-register address;
+ *  - a store (for_store: p, put, atomic_set): the heap case adds its shift on its own, so the
+ *    store gets a one-register address (x86 stores with two cannot use the store-only address
+ *    unit). */
+HOSHMEM_FAST_HELPER int hoshmem_fast_resolve_for(const void *sym, int pe, char **at,
+                                                 int for_store) {
   const struct hoshmem_fast_state *f = &hoshmem_fast_v6;
   const uintptr_t a = (uintptr_t)sym;
   const unsigned i = (unsigned)pe;
   uintptr_t shift;
   if (i >= HOSHMEM_FAST_MAX_PES) return 0;
   if (__builtin_expect(a - (uintptr_t)HOSHMEM_FAST_HEAP_BASE < f->heap_len[i], 1)) {
-    *at = (char *)(a + f->heap_shift[i]);
-    return 1;
+    if (for_store) {
+      *at = (char *)(a + f->heap_shift[i]);
+      return 1;
+    }
+    shift = f->heap_shift[i];
+  } else if (!hoshmem_fast_data_shift(a, i, &shift)) {
+    return 0;
   }
-  if (!hoshmem_fast_data_shift(a, i, &shift)) return 0;
   *at = (char *)(a + shift);
   return 1;
+}
+HOSHMEM_FAST_HELPER int hoshmem_fast_resolve(const void *sym, int pe, char **at) {
+  return hoshmem_fast_resolve_for(sym, pe, at, 0);
+}
+HOSHMEM_FAST_HELPER int hoshmem_fast_resolve_store(const void *sym, int pe, char **at) {
+  return hoshmem_fast_resolve_for(sym, pe, at, 1);
 }
 
 /* After an AMO on PE pe's memory: wake it if it sleeps in a wait for its memory
