@@ -31,7 +31,9 @@ void hoshmem_fast_wake(int pe) { hoshmem::notify(pe); }
 namespace hoshmem {
 namespace {
 
-std::atomic<bool> g_published{false};  // this PE's state says "apply"
+// Every PE's state is mapped here (all on this node): a sleeper updates those that apply the
+// path, whether or not this PE's own does (the heap's address, for one, can differ per PE).
+std::atomic<bool> g_states_mapped{false};
 const char *g_status = "not initialized";  // why the path is off, nullptr when on
 std::mutex g_sleep_mutex;  // threads of this PE that sleep for data
 int g_data_sleepers = 0;
@@ -60,6 +62,9 @@ void *fast_path_state() { return &hoshmem_fast_v6; }
 size_t fast_path_state_bytes() { return sizeof hoshmem_fast_v6; }
 
 void publish_fast_path() {
+  bool all_here = true;
+  for (int pe = 0; pe < rt.npes; ++pe) all_here = all_here && rt.control[pe] != nullptr;
+  g_states_mapped = all_here;
   if (const char *obstacle = fast_path_obstacle()) {
     g_status = obstacle;
     return;
@@ -78,7 +83,6 @@ void publish_fast_path() {
     __atomic_store_n(&f.heap_len[pe], heap.size, __ATOMIC_RELEASE);
   }
   __atomic_store_n(&f.npes, rt.npes, __ATOMIC_RELEASE);  // last: turns the path on
-  g_published = true;
   g_status = nullptr;
 }
 
@@ -86,14 +90,14 @@ const char *fast_path_status() { return g_status; }
 
 void retract_fast_path() {
   hoshmem_fast_v6 = {};
-  g_published = false;
+  g_states_mapped = false;
   g_status = "finalized";
 }
 
-// WaitPolicy::data_sleep. Every PE publishes (or not) for the same reasons, and all have
-// published before shmem_init returns; a wait ends before its PE enters shmem_finalize.
+// WaitPolicy::data_sleep. Every PE has published (or not) before shmem_init returns, and a wait
+// ends before its PE enters shmem_finalize.
 void fast_path_data_sleep(bool begin) {
-  if (!g_published) return;
+  if (!g_states_mapped) return;
   std::lock_guard<std::mutex> guard(g_sleep_mutex);
   if (begin ? g_data_sleepers++ > 0 : --g_data_sleepers > 0) return;  // not the first / last
   const uintptr_t len = begin ? 0 : rt.space.heap.size;

@@ -2,7 +2,10 @@
  * heap and to a global) and AMOs must wake a PE asleep in wait_until. The sleep timeout is 60 s
  * and the launch's 30 s: a store that does not wake the sleeper fails the test instead of only
  * delaying it. PE 0 gives the others 100 ms to fall asleep before each store, then waits for
- * their acknowledgements: nothing else (a barrier would) may wake them meanwhile. */
+ * their acknowledgements: nothing else (a barrier would) may wake them meanwhile.
+ * WAKE_INLINE_MOVE_HEAP=1: the sleepers put their heap elsewhere (HOSHMEM_HEAP_BASE), so they do
+ * not apply the fast path themselves while PE 0 still does: their sleep must still turn PE 0's
+ * inline stores to them over to the library. */
 #include "shtest.h"
 
 #define ROUNDS 7
@@ -10,6 +13,9 @@
 static int global_flag;
 
 int main(void) {
+  const char *move = getenv("WAKE_INLINE_MOVE_HEAP"), *rank = getenv("PMIX_RANK");
+  if (move && strcmp(move, "1") == 0 && rank && strcmp(rank, "0") != 0)
+    setenv("HOSHMEM_HEAP_BASE", "0x600000000000", 1);
   shtest_init();
   int *heap_flag = shmem_calloc(1, sizeof(int));
   int *acks = shmem_calloc(1, sizeof(int));
