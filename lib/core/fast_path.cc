@@ -42,7 +42,7 @@ hoshmem_fast_state &state_of(int pe) {
   return *static_cast<hoshmem_fast_state *>(shm::shared_state(rt.control[pe]));
 }
 
-// Why the fast path does not apply here, or nullptr when it does.
+// Why the fast path does not apply here, or nullptr when it does (after g_states_mapped is set).
 const char *fast_path_obstacle() {
   if (rt.debug) return "SHMEM_DEBUG checks every call";
   if (rt.mode != atomics::AtomicityMode::AllSoftware) return "atomics are not all-SW";
@@ -51,8 +51,7 @@ const char *fast_path_obstacle() {
   if (rt.space.heap.base != uintptr_t{HOSHMEM_FAST_HEAP_BASE})
     return "the heap is not at the header's HOSHMEM_FAST_HEAP_BASE: HOSHMEM_HEAP_BASE is set, "
            "or that range was taken";
-  for (int pe = 0; pe < rt.npes; ++pe)
-    if (!rt.control[pe]) return "a PE is on another node";  // the library decides every call
+  if (!g_states_mapped) return "a PE is on another node";  // the library decides every call
   return nullptr;
 }
 
