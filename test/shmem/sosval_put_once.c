@@ -67,8 +67,23 @@ static int watch_writes(void *addr, int len) {
   return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
 }
 
+/* 1 if a watchpoint here counts a plain store exactly once: some virtual machines accept the
+ * event and then count nothing, which would read as "stored 0 times". */
+static int watchpoints_count(void) {
+  static long probe;
+  int fd = watch_writes(&probe, 8);
+  if (fd < 0) return 0;
+  *(volatile long *)&probe = 1;
+  long long hits = -1;
+  if (read(fd, &hits, sizeof hits) != (ssize_t)sizeof hits) hits = -1;
+  close(fd);
+  return hits == 1;
+}
+
 /* Returns 1 if the watchpoint check ran. */
-static int count_stores_to_self(const long *lsrc, const int *isrc, const size_t *sizes, int nsizes) {
+static int count_stores_to_self(const long *lsrc, const int *isrc, const size_t *sizes,
+                                int nsizes) {
+  if (!watchpoints_count()) return 0;
   for (int kind = 0; kind < NKINDS; ++kind) {
     for (int s = 0; s < nsizes; ++s) {
       const size_t n = sizes[s];
@@ -99,7 +114,8 @@ int main(void) {
   const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
   const int watched = count_stores_to_self(lsrc, isrc, sizes, nsizes);
   if (shtest_me == 0)
-    printf("write watchpoints %s\n", watched ? "checked every put kind and size" : "not permitted here");
+    printf("write watchpoints %s\n", watched ? "checked every put kind and size"
+                                        : "not permitted or not counting here: skipped");
   shmem_barrier_all();
   /* A pair exchanges often enough to hit a double store with high probability when PEs have their
    * own cores, fewer times when oversubscribed (every exchange then sleeps). */

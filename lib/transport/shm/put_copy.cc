@@ -104,21 +104,36 @@ inline void put_head_pieces(char *to, const char *from, size_t head) {
       *(volatile Piece *)(to + head + 64 / TAIL_MOVES * k) = tail[k];                        \
   }
 
-// AVX-512BW: fewer than 64 bytes (a whole put, or a head) are one masked load and one masked
-// store, each byte once; bzhi makes the mask for 0 to 64 bytes without a branch.
-// (GCC builtins: the intrinsics' headers do not inline into a function compiled with arch=.)
+// The instructions each variant may use, and exactly what its CPU test checks: a variant is
+// compiled for these features alone (not for a whole -march, which would let the compiler use
+// instructions the run-time test never looked at).
+#define HOSHMEM_AVX512_FEATURES "avx512f,avx512bw,bmi2"
+#define HOSHMEM_AVX2_FEATURES "avx2"
+
+bool cpu_runs_avx512() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("bmi2");
+}
+bool cpu_runs_avx2() { return __builtin_cpu_supports("avx2"); }
+
+// AVX-512BW: 1 to 63 bytes (a whole put, or a head) are one masked load and one masked store,
+// each byte once; bzhi makes the mask without a branch. Nothing at all for 0 bytes: a masked
+// store with an empty mask writes no byte, but AMD CPUs still count it as a write access to the
+// whole 64 bytes (a watchpoint there fires, and so would any hardware that tracks the line).
+// (GCC builtins: the intrinsics' headers do not inline into a function compiled with target=.)
 typedef char Bytes64 __attribute__((__vector_size__(64)));
-__attribute__((target("arch=skylake-avx512"))) inline void put_masked(char *to, const char *from,
-                                                                     size_t bytes) {
+__attribute__((target(HOSHMEM_AVX512_FEATURES))) inline void put_masked(char *to, const char *from,
+                                                                      size_t bytes) {
+  if (bytes == 0) return;
   const unsigned long long mask = __builtin_ia32_bzhi_di(~0ull, bytes);
   const Bytes64 zero = {};
   __builtin_ia32_storedquqi512_mask(to, __builtin_ia32_loaddquqi512_mask(from, zero, mask), mask);
 }
 
-HOSHMEM_DEFINE_PUT_COPY(put_copy_avx512, __attribute__((target("arch=skylake-avx512"))), 64, 1,
+HOSHMEM_DEFINE_PUT_COPY(put_copy_avx512, __attribute__((target(HOSHMEM_AVX512_FEATURES))), 64, 1,
                         put_masked, put_masked)
-HOSHMEM_DEFINE_PUT_COPY(put_copy_avx2, __attribute__((target("arch=haswell"))), 32, 2, put_small,
-                        put_head_pieces)
+HOSHMEM_DEFINE_PUT_COPY(put_copy_avx2, __attribute__((target(HOSHMEM_AVX2_FEATURES))), 32, 2,
+                        put_small, put_head_pieces)
 HOSHMEM_DEFINE_PUT_COPY(put_copy_sse2, , 16, 4, put_small, put_head_pieces)
 
 }  // namespace
@@ -128,8 +143,8 @@ namespace hoshmem::shm {
 const PutCopyVariant *put_copy_variants(size_t *count) {
   __builtin_cpu_init();  // the CPU-feature tests below may run before constructors
   static const PutCopyVariant variants[] = {
-      {"avx512", put_copy_avx512, __builtin_cpu_supports("avx512bw") != 0},
-      {"avx2", put_copy_avx2, __builtin_cpu_supports("avx2") != 0},
+      {"avx512", put_copy_avx512, cpu_runs_avx512()},
+      {"avx2", put_copy_avx2, cpu_runs_avx2()},
       {"sse2", put_copy_sse2, true},
   };
   *count = sizeof variants / sizeof *variants;
@@ -145,8 +160,8 @@ using PutCopy = void (*)(char *, const void *, size_t);
 // Runs at load time, before constructors: only the CPU-feature builtins may be used here.
 PutCopy hoshmem_resolve_put_copy() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512bw")) return put_copy_avx512;
-  if (__builtin_cpu_supports("avx2")) return put_copy_avx2;
+  if (cpu_runs_avx512()) return put_copy_avx512;
+  if (cpu_runs_avx2()) return put_copy_avx2;
   return put_copy_sse2;
 }
 
