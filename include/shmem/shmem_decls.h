@@ -13,8 +13,10 @@
 
 #if defined(__GNUC__)
 #define HOSHMEM_NORETURN __attribute__((noreturn))
+#define HOSHMEM_DEPRECATED __attribute__((deprecated))
 #else
 #define HOSHMEM_NORETURN
+#define HOSHMEM_DEPRECATED
 #endif
 
 /* --- RMA, typed: put, get, p, g, iput, iget, put_nbi, get_nbi --------------------------------- */
@@ -140,6 +142,13 @@
   void P##_set_lock(long *lock);                                                                 \
   void P##_clear_lock(long *lock);                                                               \
   int P##_test_lock(long *lock);                                                                 \
+  /* cache management (OpenSHMEM 1.0-1.4, deprecated): no-ops on cache-coherent machines */      \
+  HOSHMEM_DEPRECATED void P##_clear_cache_inv(void);                                             \
+  HOSHMEM_DEPRECATED void P##_set_cache_inv(void);                                               \
+  HOSHMEM_DEPRECATED void P##_clear_cache_line_inv(void *dest);                                  \
+  HOSHMEM_DEPRECATED void P##_set_cache_line_inv(void *dest);                                    \
+  HOSHMEM_DEPRECATED void P##_udcflush(void);                                                    \
+  HOSHMEM_DEPRECATED void P##_udcflush_line(void *dest);                                         \
   /* teams, contexts, collectives, signals, sync families (decls/) */                            \
   HOSHMEM_DECL_TEAMS_CTX(P)                                                                      \
   HOSHMEM_DECL_COLLECTIVES(P)                                                                    \

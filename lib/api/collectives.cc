@@ -49,9 +49,13 @@ const TeamView &team_view(shmem_team_t team, const char *routine) {
 }
 
 // The active set PE_start, 2^logPE_stride, PE_size as a temporary team in the active-set slot.
+// A PE outside the set is not a participant: older programs call active-set collectives on every
+// PE with a subset of them, and other implementations return at once there, so `member` is false
+// and the routine returns (SHMEM_DEBUG says so). The set itself must still fit the job.
 struct ActiveSet {
   std::vector<int> members;
   TeamView view;
+  bool member = true;
 
   ActiveSet(int start, int log_stride, int size, const long *psync, const char *routine) {
     if (!rt.initialized) [[unlikely]]
@@ -64,9 +68,15 @@ struct ActiveSet {
       fatal(routine, "active set (PE_start=%d, logPE_stride=%d, PE_size=%d) exceeds %d PEs",
             start, log_stride, size, rt.npes);
     const long long offset = rt.me - start;
-    if (offset < 0 || offset % stride || offset / stride >= size) [[unlikely]]
-      fatal(routine, "this PE is not in the active set (PE_start=%d, logPE_stride=%d, PE_size=%d)",
-            start, log_stride, size);
+    if (offset < 0 || offset % stride || offset / stride >= size) [[unlikely]] {
+      if (rt.debug)
+        warn(routine,
+             "this PE is not in the active set (PE_start=%d, logPE_stride=%d, PE_size=%d): "
+             "returning without taking part",
+             start, log_stride, size);
+      member = false;
+      return;
+    }
     if (!psync) [[unlikely]]
       fatal(routine, "pSync is NULL");
     if (!rt.space.is_symmetric(psync)) [[unlikely]]
@@ -247,6 +257,7 @@ void to_all(T *dest, const T *source, int nreduce, int start, int log_stride, in
             long *psync, const char *routine) {
   (void)pwrk;  // staging is in the active-set slot
   ActiveSet set(start, log_stride, size, psync, routine);
+  if (!set.member) return;
   if (nreduce < 0) [[unlikely]]
     fatal(routine, "nreduce %d is negative", nreduce);
   do_reduce(set.view, dest, source, static_cast<size_t>(nreduce), sizeof(T), combine<T, Op>,
@@ -273,11 +284,12 @@ int pshmem_team_sync(shmem_team_t team) {
 
 void pshmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync) {
   ActiveSet set(PE_start, logPE_stride, PE_size, pSync, HOSHMEM_ROUTINE);
-  coll::sync(set.view);
+  if (set.member) coll::sync(set.view);
 }
 
 void pshmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync) {
   ActiveSet set(PE_start, logPE_stride, PE_size, pSync, HOSHMEM_ROUTINE);
+  if (!set.member) return;
   quiet_default();
   coll::sync(set.view);
 }
@@ -378,27 +390,32 @@ HOSHMEM_REDUCE_ARITH_TYPES(DEFINE_REDUCE_ARITH, pshmem)
   void pshmem_broadcast##B(void *dest, const void *source, size_t nelems, int PE_root,          \
                            int PE_start, int logPE_stride, int PE_size, long *pSync) {           \
     ActiveSet set(PE_start, logPE_stride, PE_size, pSync, HOSHMEM_ROUTINE);                      \
+    if (!set.member) return;                                                                   \
     do_broadcast(set.view, dest, source, nelems, B / 8, PE_root, false, HOSHMEM_ROUTINE);        \
   }                                                                                              \
   void pshmem_collect##B(void *dest, const void *source, size_t nelems, int PE_start,           \
                          int logPE_stride, int PE_size, long *pSync) {                           \
     ActiveSet set(PE_start, logPE_stride, PE_size, pSync, HOSHMEM_ROUTINE);                      \
+    if (!set.member) return;                                                                   \
     do_collect(set.view, dest, source, nelems, B / 8, false, HOSHMEM_ROUTINE);                   \
   }                                                                                              \
   void pshmem_fcollect##B(void *dest, const void *source, size_t nelems, int PE_start,          \
                           int logPE_stride, int PE_size, long *pSync) {                          \
     ActiveSet set(PE_start, logPE_stride, PE_size, pSync, HOSHMEM_ROUTINE);                      \
+    if (!set.member) return;                                                                   \
     do_collect(set.view, dest, source, nelems, B / 8, true, HOSHMEM_ROUTINE);                    \
   }                                                                                              \
   void pshmem_alltoall##B(void *dest, const void *source, size_t nelems, int PE_start,          \
                           int logPE_stride, int PE_size, long *pSync) {                          \
     ActiveSet set(PE_start, logPE_stride, PE_size, pSync, HOSHMEM_ROUTINE);                      \
+    if (!set.member) return;                                                                   \
     do_alltoall(set.view, dest, source, 1, 1, nelems, B / 8, HOSHMEM_ROUTINE);                   \
   }                                                                                              \
   void pshmem_alltoalls##B(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,        \
                            size_t nelems, int PE_start, int logPE_stride, int PE_size,           \
                            long *pSync) {                                                        \
     ActiveSet set(PE_start, logPE_stride, PE_size, pSync, HOSHMEM_ROUTINE);                      \
+    if (!set.member) return;                                                                   \
     do_alltoall(set.view, dest, source, dst, sst, nelems, B / 8, HOSHMEM_ROUTINE);               \
   }
 DEFINE_ASET_SIZED(32)

@@ -11,11 +11,18 @@ namespace {
 
 void *block_address(size_t offset) { return reinterpret_cast<char *>(rt.space.heap.base) + offset; }
 
+// Whether `ptr` is a live block of the allocator, and its offset.
+bool live_block(void *ptr, size_t *offset) {
+  *offset = reinterpret_cast<uintptr_t>(ptr) - rt.space.heap.base;
+  return *offset < rt.space.heap.size && rt.memory.allocator().block_size(*offset) != 0;
+}
+
+#define HOSHMEM_NOT_A_BLOCK "%p was not returned by shmem_malloc/calloc/align/realloc, or was freed"
+
 // Offset of a pointer returned by the allocator; fatal if it is not one.
 size_t block_offset(void *ptr, const char *routine) {
-  uintptr_t off = reinterpret_cast<uintptr_t>(ptr) - rt.space.heap.base;
-  if (off >= rt.space.heap.size || rt.memory.allocator().block_size(off) == 0)
-    fatal(routine, "%p was not returned by shmem_malloc/calloc/align/realloc", ptr);
+  size_t off;
+  if (!live_block(ptr, &off)) fatal(routine, HOSHMEM_NOT_A_BLOCK, ptr);
   return off;
 }
 
@@ -24,7 +31,7 @@ void *allocate(size_t size, size_t alignment, const char *routine) {
   if (size == 0) return nullptr;  // no action and no barrier
   void *result = nullptr;
   {
-    std::lock_guard<std::recursive_mutex> guard(rt.setup_mutex);
+    ThreadLock<std::recursive_mutex> guard(rt.setup_mutex);
     if (auto off = rt.memory.allocator().allocate(size, alignment)) result = block_address(*off);
   }
   if (!result && rt.debug)
@@ -72,7 +79,7 @@ void *pshmem_calloc(size_t count, size_t size) {
   if (!rt.initialized) fatal(HOSHMEM_ROUTINE, "called before shmem_init");
   void *result = nullptr;
   {
-    std::lock_guard<std::recursive_mutex> guard(rt.setup_mutex);
+    ThreadLock<std::recursive_mutex> guard(rt.setup_mutex);
     if (auto off = rt.memory.allocator().allocate(bytes, SymmetricAllocator::kGranule)) {
       result = block_address(*off);
       memset(result, 0, bytes);  // zeroed before the barrier, so no peer sees old contents
@@ -86,21 +93,30 @@ void pshmem_free(void *ptr) {
   if (!ptr) return;
   size_t off = block_offset(ptr, HOSHMEM_ROUTINE);
   pshmem_barrier_all();  // nobody may still be writing the block
-  std::lock_guard<std::recursive_mutex> guard(rt.setup_mutex);
+  ThreadLock<std::recursive_mutex> guard(rt.setup_mutex);
   rt.memory.allocator().free(off);
 }
 
+// A pointer that is not a live block (freed already, say) is reported and NULL returned, the heap
+// untouched, as other implementations do: programs that probe this go on to their next check.
+// The barriers still happen, so PEs that disagree about the pointer do not hang each other.
 void *pshmem_realloc(void *ptr, size_t size) {
   if (!ptr) return pshmem_malloc(size);
+  size_t off;
+  if (!live_block(ptr, &off)) [[unlikely]] {
+    warn(HOSHMEM_ROUTINE, HOSHMEM_NOT_A_BLOCK ": returning NULL, the heap is unchanged", ptr);
+    pshmem_barrier_all();
+    if (size != 0) pshmem_barrier_all();  // as many barriers as a valid call makes
+    return nullptr;
+  }
   if (size == 0) {
     pshmem_free(ptr);
     return nullptr;
   }
-  size_t off = block_offset(ptr, HOSHMEM_ROUTINE);
   pshmem_barrier_all();  // no peer still writes the old block while we copy it
   void *result = ptr;
   {
-    std::lock_guard<std::recursive_mutex> guard(rt.setup_mutex);
+    ThreadLock<std::recursive_mutex> guard(rt.setup_mutex);
     SymmetricAllocator &heap = rt.memory.allocator();
     const size_t old_size = heap.block_size(off);
     if (size > old_size) {

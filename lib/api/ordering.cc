@@ -61,8 +61,24 @@ void pshmem_sync_all(void) {
   rt.barrier.run(rt.debug ? HOSHMEM_ROUTINE : nullptr);
 }
 
+// The cache routines of OpenSHMEM 1.0-1.4 managed caches that were not coherent with remote
+// updates. Every machine hoshmem runs on keeps caches coherent with other cores and with the HCA's
+// DMA, so they have nothing to do; they exist so that older programs build and run.
+void pshmem_clear_cache_inv(void) {}
+void pshmem_set_cache_inv(void) {}
+void pshmem_clear_cache_line_inv(void *) {}
+void pshmem_set_cache_line_inv(void *) {}
+void pshmem_udcflush(void) {}
+void pshmem_udcflush_line(void *) {}
+
 }  // extern "C"
 
+HOSHMEM_ALIAS(shmem_clear_cache_inv);
+HOSHMEM_ALIAS(shmem_set_cache_inv);
+HOSHMEM_ALIAS(shmem_clear_cache_line_inv);
+HOSHMEM_ALIAS(shmem_set_cache_line_inv);
+HOSHMEM_ALIAS(shmem_udcflush);
+HOSHMEM_ALIAS(shmem_udcflush_line);
 HOSHMEM_ALIAS(shmem_fence);
 HOSHMEM_ALIAS(shmem_quiet);
 HOSHMEM_ALIAS(shmem_ctx_fence);

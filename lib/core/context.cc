@@ -18,7 +18,7 @@ constexpr long kCtxOptions = SHMEM_CTX_SERIALIZED | SHMEM_CTX_PRIVATE | SHMEM_CT
 
 bool ctx_is_live(shmem_ctx_t ctx) {
   if (ctx == SHMEM_CTX_DEFAULT) return true;
-  std::lock_guard<std::mutex> guard(g_ctx_mutex);
+  ThreadLock<std::mutex> guard(g_ctx_mutex);
   return std::find(g_live.begin(), g_live.end(), ctx) != g_live.end();
 }
 
@@ -35,7 +35,7 @@ int ctx_create(hoshmem_team *team, long options, shmem_ctx_t *ctx, const char *r
   if (!team) return -1;  // SHMEM_TEAM_INVALID: creation fails, the library stays usable
   check_team(team, routine);
   if (options & ~kCtxOptions) return -1;
-  std::lock_guard<std::mutex> guard(g_ctx_mutex);
+  ThreadLock<std::mutex> guard(g_ctx_mutex);
   // A team created with SHMEM_TEAM_NUM_CONTEXTS asked for that many contexts: no more.
   if ((team->config_mask & SHMEM_TEAM_NUM_CONTEXTS) &&
       team->num_contexts >= team->config.num_contexts)
@@ -52,7 +52,7 @@ int ctx_create(hoshmem_team *team, long options, shmem_ctx_t *ctx, const char *r
 void ctx_destroy(shmem_ctx_t ctx, const char *routine) {
   if (!ctx) return;  // SHMEM_CTX_INVALID: nothing to do
   if (ctx == SHMEM_CTX_DEFAULT) fatal(routine, "SHMEM_CTX_DEFAULT cannot be destroyed");
-  std::lock_guard<std::mutex> guard(g_ctx_mutex);
+  ThreadLock<std::mutex> guard(g_ctx_mutex);
   auto it = std::find(g_live.begin(), g_live.end(), ctx);
   if (it == g_live.end()) report_invalid_ctx(ctx, routine);
   if (rt.debug && (ctx->options & SHMEM_CTX_PRIVATE) &&

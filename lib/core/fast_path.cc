@@ -97,7 +97,7 @@ void retract_fast_path() {
 // ends before its PE enters shmem_finalize.
 void fast_path_data_sleep(bool begin) {
   if (!g_states_mapped) return;
-  std::lock_guard<std::mutex> guard(g_sleep_mutex);
+  ThreadLock<std::mutex> guard(g_sleep_mutex);
   if (begin ? g_data_sleepers++ > 0 : --g_data_sleepers > 0) return;  // not the first / last
   const uintptr_t len = begin ? 0 : rt.space.heap.size;
   for (int pe = 0; pe < rt.npes; ++pe) {

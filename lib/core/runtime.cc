@@ -78,9 +78,12 @@ const char *runtime_build_string() {
 
 void runtime_init(int requested, int *provided, const char *routine) {
   std::lock_guard<std::recursive_mutex> guard(rt.setup_mutex);
-  (void)requested;
-  // hoshmem is thread-safe throughout: every level up to MULTIPLE is provided.
-  rt.thread_level = 3;  // SHMEM_THREAD_MULTIPLE
+  if (requested < SHMEM_THREAD_SINGLE || requested > SHMEM_THREAD_MULTIPLE)
+    fatal(routine, "requested thread level %d is not SHMEM_THREAD_SINGLE, _FUNNELED, _SERIALIZED "
+          "or _MULTIPLE (%d-%d)", requested, SHMEM_THREAD_SINGLE, SHMEM_THREAD_MULTIPLE);
+  // Every level is provided as requested, and used: below MULTIPLE no lock that only concurrent
+  // threads need is taken (ThreadLock). A later (counted) init keeps the first one's level.
+  if (rt.init_count == 0) rt.thread_level = requested;
   if (provided) *provided = rt.thread_level;
   if (rt.init_count++ > 0) return;  // 1.6: init is counted; only the first one sets up
 
@@ -183,7 +186,9 @@ void runtime_print_info(FILE *out) {
   const char *fast_off = fast_path_status();
   fprintf(out, "  inline fast path: %s%s%s\n", fast_off ? "off (" : "on", fast_off ? fast_off : "",
           fast_off ? ")" : "");
-  fprintf(out, "  thread level: SHMEM_THREAD_MULTIPLE\n");
+  static const char *const kLevels[] = {"SINGLE", "FUNNELED", "SERIALIZED", "MULTIPLE"};
+  fprintf(out, "  thread level: SHMEM_THREAD_%s%s\n", kLevels[rt.thread_level & 3],
+          rt.thread_level == SHMEM_THREAD_MULTIPLE ? "" : " (no locks for concurrent threads)");
   fprintf(out, "  environment:\n");
   print_config(rt.config, out);
 }

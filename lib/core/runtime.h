@@ -9,6 +9,8 @@
 #include <memory>
 #include <mutex>
 
+#include <shmem.h>
+
 #include "lib/atomics/backend.h"
 #include "lib/atomics/mode.h"
 #include "lib/base/error.h"
@@ -32,7 +34,7 @@ struct Runtime {
   // --- cold ---
   bool initialized = false;
   int init_count = 0;
-  int thread_level = 0;
+  int thread_level = 0;  // SHMEM_THREAD_*, as provided at the first init
   Config config{};
   atomics::AtomicityMode mode = atomics::AtomicityMode::AllSoftware;
   atomics::AtomicBackend *remote_atomics = nullptr;  // inter-node / loopback backend, if any
@@ -45,6 +47,24 @@ struct Runtime {
 };
 
 extern Runtime rt;
+
+// A lock that only concurrent threads need: taken at SHMEM_THREAD_MULTIPLE, skipped below it
+// (SINGLE, FUNNELED, SERIALIZED: at most one thread is in the library at a time).
+template <class Mutex>
+class ThreadLock {
+ public:
+  explicit ThreadLock(Mutex &m) : m_(rt.thread_level == SHMEM_THREAD_MULTIPLE ? &m : nullptr) {
+    if (m_) m_->lock();
+  }
+  ~ThreadLock() {
+    if (m_) m_->unlock();
+  }
+  ThreadLock(const ThreadLock &) = delete;
+  ThreadLock &operator=(const ThreadLock &) = delete;
+
+ private:
+  Mutex *m_;
+};
 
 // Setup and teardown (lib/core/runtime.cc).
 void runtime_init(int requested_thread_level, int *provided, const char *routine);

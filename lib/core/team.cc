@@ -157,7 +157,7 @@ bool config_ok(const shmem_team_config_t *config, long mask) {
 hoshmem_team &world_team() { return g_world; }
 
 void create_predefined_teams() {
-  std::lock_guard<std::recursive_mutex> guard(g_mutex);
+  ThreadLock<std::recursive_mutex> guard(g_mutex);
   std::vector<int> all(rt.npes), local;
   for (int pe = 0; pe < rt.npes; ++pe) {
     all[pe] = pe;
@@ -170,7 +170,7 @@ void create_predefined_teams() {
 }
 
 void destroy_all_teams() {
-  std::lock_guard<std::recursive_mutex> guard(g_mutex);
+  ThreadLock<std::recursive_mutex> guard(g_mutex);
   // Contexts first (they point at their teams); then teams, no communication: the job is ending.
   for (hoshmem_team *team : g_user_teams) {
     while (!team->contexts.empty()) ctx_destroy(team->contexts.back(), "shmem_finalize");
@@ -187,7 +187,7 @@ void destroy_all_teams() {
 void check_team(shmem_team_t team, const char *routine) {
   if (!rt.initialized) fatal(routine, "called before shmem_init");
   if (!rt.debug || !team || team == &g_world || team == &g_shared) return;
-  std::lock_guard<std::recursive_mutex> guard(g_mutex);
+  ThreadLock<std::recursive_mutex> guard(g_mutex);
   if (std::find(g_user_teams.begin(), g_user_teams.end(), team) == g_user_teams.end())
     fatal(routine, "%p is not a team handle of this PE (destroyed, or never created)",
           static_cast<void *>(team));
@@ -211,7 +211,7 @@ int team_split_strided(shmem_team_t parent, int start, int stride, int size,
   *new_team = SHMEM_TEAM_INVALID;
   if (!parent) return -1;  // 1.6 erratum: nonzero on every PE that passes SHMEM_TEAM_INVALID
   check_parent(parent, routine);
-  std::lock_guard<std::recursive_mutex> guard(g_mutex);
+  ThreadLock<std::recursive_mutex> guard(g_mutex);
   // The triplet is the same on every parent PE, so all of them reject a bad one alike.
   const int n = parent->view.size;
   const long last = start + static_cast<long>(size - 1) * stride;
@@ -243,7 +243,7 @@ int team_split_2d(shmem_team_t parent, int xrange, const shmem_team_config_t *xa
   *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
   if (!parent) return -1;
   check_parent(parent, routine);
-  std::lock_guard<std::recursive_mutex> guard(g_mutex);
+  ThreadLock<std::recursive_mutex> guard(g_mutex);
   const int n = parent->view.size;
   if (xrange < 1 || !config_ok(xaxis_config, xaxis_mask) || !config_ok(yaxis_config, yaxis_mask))
     return -1;
@@ -284,7 +284,7 @@ void team_destroy(shmem_team_t team, const char *routine) {
   if (team->predefined)
     fatal(routine, "%s is a predefined team and cannot be destroyed",
           team == &g_world ? "SHMEM_TEAM_WORLD" : "SHMEM_TEAM_SHARED");
-  std::lock_guard<std::recursive_mutex> guard(g_mutex);
+  ThreadLock<std::recursive_mutex> guard(g_mutex);
   // Its contexts go with it (each quiets first).
   while (!team->contexts.empty()) ctx_destroy(team->contexts.back(), routine);
   // Once every member is here nobody writes into this team's slot any more: zero my copy so the

@@ -77,6 +77,26 @@ else
   fail "oshc++ hello.cc: $(cat err)"
 fi
 
+# Programs written for SGI/Cray SHMEM include <mpp/shmem.h> and <mpp/shmemx.h>.
+cat >hello_mpp.c <<'HELLO_MPP'
+#include <mpp/shmem.h>
+#include <mpp/shmemx.h>
+#include <stdio.h>
+int main(void) {
+  shmem_init();
+  printf("hello from PE %d of %d\n", shmem_my_pe(), shmem_n_pes());
+  shmem_barrier_all();
+  (void)shmemx_wtime();
+  shmem_finalize();
+  return 0;
+}
+HELLO_MPP
+if "${clean_env[@]}" "$prefix/bin/oshcc" hello_mpp.c -o hello_mpp 2>err; then
+  run_hello "oshcc with <mpp/shmem.h>" ./hello_mpp 2
+else
+  fail "oshcc hello_mpp.c (<mpp/shmem.h>, <mpp/shmemx.h>): $(cat err)"
+fi
+
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 # shellcheck disable=SC2046
 if cc hello.c -o hello_pc $(pkg-config --cflags --libs hoshmem) 2>err; then

@@ -1,7 +1,7 @@
 /* Bad collective arguments: one clear line naming the routine, a non-zero exit, no hang.
  * COLL_BAD selects the case: team (SHMEM_TEAM_INVALID), root (PE_root out of range), nelems (past
  * the end of the symmetric object, SHMEM_DEBUG), psync (pSync not SHMEM_SYNC_VALUE, SHMEM_DEBUG),
- * aset (calling PE outside the active set), stride (alltoalls with stride 0), and under SHMEM_DEBUG
+ * aset (an active set beyond the last PE), stride (alltoalls with stride 0), and under SHMEM_DEBUG
  * arguments that differ across the team: mismatch_bcast (PE_root), mismatch_reduce (nreduce, one
  * PE passes 0), mismatch_fcollect (nelems); destroyed (a destroyed team handle, SHMEM_DEBUG). */
 #include "coll_common.h"
@@ -27,7 +27,8 @@ int main(void) {
     psync[3] = 5;
     shmem_barrier(0, 0, shtest_npes, psync);
   } else if (!strcmp(which, "aset")) {
-    /* every PE names an active set that leaves itself out */
+    /* every PE names an active set that leaves itself out: the last PE's does not fit the job
+     * (fatal); the others return at once, as PEs outside an active set do */
     const int start = (shtest_me + 1) % (shtest_npes + 1);
     shmem_sync(start, 0, 1, psync);
   } else if (!strcmp(which, "stride")) {

@@ -1,0 +1,47 @@
+# Sourced by the README's commands: run Bazel with its output in a log file and show the user a
+# short progress and, on failure, only what explains it (the build errors, the failing tests' logs).
+
+step() { echo "== $*"; }
+
+# bazel_logged LOG SUBCOMMAND ARGS...: runs `bazel SUBCOMMAND ARGS...` with its output in LOG;
+# every 30 s prints Bazel's latest progress line ("[actions done / total] tests done / total"), so
+# a cold build (several minutes) shows it is alive without filling the screen. Returns Bazel's
+# status.
+bazel_logged() {
+  local log=$1 sub=$2; shift 2
+  bazel "$sub" --color=no --curses=no --show_progress_rate_limit=10 "$@" >>"$log" 2>&1 &
+  local pid=$! last="" waited=0
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    waited=$((waited + 1))
+    ((waited % 30)) && continue
+    local now
+    now=$(grep -aoE '^\[[0-9,]+ / [0-9,]+\]( [0-9]+ / [0-9]+ tests)?' "$log" | tail -1)
+    [[ -n "$now" && "$now" != "$last" ]] && echo "   ${waited}s: $now" && last=$now
+  done
+  wait "$pid"
+}
+
+# show_build_errors LOG: the compiler and Bazel error lines of LOG, at most 30.
+show_build_errors() {
+  local errors
+  errors=$(grep -aE '^ERROR: |: error: |: fatal error: |undefined reference' "$1" | grep -av 'test.log)$' |
+    grep -av '^ERROR: Build did NOT complete' | head -30)
+  [[ -n "$errors" ]] && printf 'build errors (all of them in %s):\n%s\n' "$1" "$errors"
+}
+
+# report_failed_tests TARGET...: names each failed test with its log; the first three logs' ends
+# are shown (Bazel's sandbox lines left out), the rest are only named.
+report_failed_tests() {
+  local shown=0 t pkg name logf
+  for t in "$@"; do
+    pkg=${t#//}; pkg=${pkg%%:*}; name=${t##*:}
+    logf="bazel-testlogs/${pkg:+$pkg/}$name/test.log"
+    if [[ ! -f "$logf" ]]; then echo "FAILED $t (did not build or run)"; continue; fi
+    echo "FAILED $t (log: $logf)"
+    if ((shown < 3)); then
+      grep -av 'linux-sandbox' "$logf" | grep -av '^$' | tail -12 | sed 's/^/    /'
+      shown=$((shown + 1))
+    fi
+  done
+}
