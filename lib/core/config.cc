@@ -43,6 +43,9 @@ constexpr Variable kVariables[] = {
      "make the executable's globals and statics remotely accessible"},
     {"HOSHMEM_WAIT", nullptr, "auto", "auto, spin, yield or sleep",
      "how a waiting PE waits: auto spins when every PE has a core, else yields then sleeps"},
+    {"HOSHMEM_PUT_COPY", nullptr, "auto", "auto, avx512, avx2 or sse2",
+     "the put copy's instructions (auto: the widest this CPU has); read when the library is "
+     "loaded, so it must be in the environment the program starts with"},
     {"HOSHMEM_SLEEP_TIMEOUT_US", nullptr, "0", "microseconds, 1 to 60000000, or 0 for the default",
      "how long a sleeping PE sleeps before it looks again (500, 50 with HOSHMEM_WAIT=yield): bounds "
      "the delay when a store raced its going to sleep"},
@@ -115,6 +118,7 @@ Config load_config() {
   c.heap_base = uint_var("HOSHMEM_HEAP_BASE");
   c.share_globals = bool_var("HOSHMEM_SHARE_GLOBALS");
   c.wait = choice_var("HOSHMEM_WAIT", {"auto", "spin", "yield", "sleep"});
+  c.put_copy = choice_var("HOSHMEM_PUT_COPY", {"auto", "avx512", "avx2", "sse2"});
   c.sleep_timeout_us = parsed_var("HOSHMEM_SLEEP_TIMEOUT_US", [](const char *text) {
     auto us = parse_uint(text);
     return us && *us <= 60 * 1000 * 1000 ? us : std::nullopt;

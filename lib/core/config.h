@@ -18,6 +18,7 @@ struct Config {
   bool share_globals;       // HOSHMEM_SHARE_GLOBALS
   std::string wait;         // HOSHMEM_WAIT: auto | spin | yield | sleep
   uint64_t sleep_timeout_us;  // HOSHMEM_SLEEP_TIMEOUT_US (0: the wait policy's own)
+  std::string put_copy;       // HOSHMEM_PUT_COPY: auto | avx512 | avx2 | sse2
 };
 
 // Reads and validates every variable; a bad value is fatal with the accepted range.

@@ -11,6 +11,7 @@
 #include "lib/base/parse.h"
 #include "lib/core/team.h"
 #include "lib/core/version.h"
+#include "lib/transport/shm/put_copy.h"
 
 namespace hoshmem {
 
@@ -102,6 +103,14 @@ void runtime_init(int requested, int *provided, const char *routine) {
   rt.me = boot.rank();
   rt.npes = boot.size();
   rt.debug = rt.config.debug;
+  bool copy_forced = false;
+  const char *copy = shm::put_copy_in_use(&copy_forced);
+  if (rt.config.put_copy != "auto" && rt.config.put_copy != copy)
+    fatal(routine,
+          "HOSHMEM_PUT_COPY=%s cannot be used: %s (the puts use %s)", rt.config.put_copy.c_str(),
+          copy_forced ? "the variable changed after the library was loaded"
+                      : "this CPU lacks its instructions, or the variable was set after start",
+          copy);
 
   const int local = static_cast<int>(boot.local_ranks().size());
   if (local != rt.npes)
@@ -184,6 +193,10 @@ void runtime_print_info(FILE *out) {
   fprintf(out, "  globals: %zu bytes of .data/.bss %s\n", rt.space.data.size,
           rt.space.data.size ? "remotely accessible" : "not shared (HOSHMEM_SHARE_GLOBALS=0)");
   const char *fast_off = fast_path_status();
+  bool copy_forced = false;
+  const char *copy = shm::put_copy_in_use(&copy_forced);
+  fprintf(out, "  put copy: %s (%s)\n", copy,
+          copy_forced ? "forced by HOSHMEM_PUT_COPY" : "the widest this CPU runs");
   fprintf(out, "  inline fast path: %s%s%s\n", fast_off ? "off (" : "on", fast_off ? fast_off : "",
           fast_off ? ")" : "");
   static const char *const kLevels[] = {"SINGLE", "FUNNELED", "SERIALIZED", "MULTIPLE"};

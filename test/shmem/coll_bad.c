@@ -27,10 +27,9 @@ int main(void) {
     psync[3] = 5;
     shmem_barrier(0, 0, shtest_npes, psync);
   } else if (!strcmp(which, "aset")) {
-    /* every PE names an active set that leaves itself out: the last PE's does not fit the job
-     * (fatal); the others return at once, as PEs outside an active set do */
-    const int start = (shtest_me + 1) % (shtest_npes + 1);
-    shmem_sync(start, 0, 1, psync);
+    /* every PE names an active set that starts at itself and does not fit the job (a PE outside
+     * a set that fits returns at once: compat_aset_outside) */
+    shmem_sync(shtest_me, 0, shtest_npes + 1, psync);
   } else if (!strcmp(which, "stride")) {
     shmem_long_alltoalls(SHMEM_TEAM_WORLD, out, buf, 0, 1, 1);
   } else if (!strcmp(which, "destroyed")) {

@@ -11,6 +11,8 @@ def shmem_test(
         no_survivors = False,
         timeout_s = 120,
         copts = [],
+        binary = None,
+        requires_cpu = None,
         tags = []):
     """Builds `name` (cc_binary linked with //lib:hoshmem) and one sh_test `name_np<N>` per N.
 
@@ -21,16 +23,21 @@ def shmem_test(
       expect_output: same, matched against stdout + stderr
       no_survivors:  no PE process may outlive the launcher (programs record their PIDs)
       copts:         extra compiler flags (e.g. -DHOSHMEM_NO_INLINE: every call into the library)
+      binary:        run this program (a target of an earlier shmem_test) instead of building one
+      requires_cpu:  /proc/cpuinfo flags the run needs (space-separated); without them the test
+                     says so and passes (a variant of code chosen per CPU that this one lacks)
     """
-    native.cc_binary(
-        name = name,
-        srcs = srcs + ["shtest.h", "types.h"],
-        copts = ([] if [s for s in srcs if s.endswith(".cc")] else ["-std=gnu11"]) +
-                ["-Wno-deprecated-declarations", "-Wno-type-limits"] + copts,
-        deps = ["//lib:hoshmem"],
-        linkopts = ["-pthread"],
-        testonly = True,
-    )
+    if binary == None:
+        binary = name
+        native.cc_binary(
+            name = name,
+            srcs = srcs + ["shtest.h", "types.h"],
+            copts = ([] if [s for s in srcs if s.endswith(".cc")] else ["-std=gnu11"]) +
+                    ["-Wno-deprecated-declarations", "-Wno-type-limits"] + copts,
+            deps = ["//lib:hoshmem"],
+            linkopts = ["-pthread"],
+            testonly = True,
+        )
     if expect_fail == True:
         status = "nonzero"
     elif expect_fail == False:
@@ -50,6 +57,8 @@ def shmem_test(
             args += [flag, "'" + r.replace("$", "$$") + "'"]
     if no_survivors:
         args.append("--no-survivors")
+    if requires_cpu:
+        args += ["--requires-cpu", "'%s'" % requires_cpu]
 
     # Bazel kills a test at its own timeout; keep it above ours so our message wins.
     bazel_timeout = "short" if timeout_s <= 45 else ("moderate" if timeout_s <= 240 else "long")
@@ -59,9 +68,9 @@ def shmem_test(
             srcs = ["run_test.sh"],
             args = ["--np", str(np)] + args + [
                 "$(rootpath //tools/oshrun:oshrun)",
-                "$(rootpath :%s)" % name,
+                "$(rootpath :%s)" % binary,
             ],
-            data = [":" + name, "//tools/oshrun:oshrun"],
+            data = [":" + binary, "//tools/oshrun:oshrun"],
             timeout = bazel_timeout,
             tags = tags + ["shmem"],
         )

@@ -9,6 +9,8 @@
 #     --expect-stderr RE     extended regex that must match a line of stderr (repeatable;
 #                            "{np}" is replaced by N)
 #     --expect-output RE     same, but matched against stdout+stderr (repeatable)
+#     --requires-cpu FLAGS   CPU flags (/proc/cpuinfo) the run needs; if one is missing, say so
+#                            and pass without running
 #     --no-survivors         the program writes its PID to $SHTEST_PIDDIR/<pe>; after the launcher
 #                            exits, none of those processes may still be alive (5 s grace)
 #
@@ -16,7 +18,7 @@
 # On any failure the captured stdout/stderr are printed.
 set -u
 
-np=2 timeout_s=120 expect_status=0 no_survivors=0
+np=2 timeout_s=120 expect_status=0 no_survivors=0 requires_cpu=""
 envs=() stderr_res=() output_res=()
 while [[ $# -gt 2 ]]; do
   case "$1" in
@@ -27,11 +29,20 @@ while [[ $# -gt 2 ]]; do
     --expect-stderr) stderr_res+=("$2"); shift 2 ;;
     --expect-output) output_res+=("$2"); shift 2 ;;
     --no-survivors) no_survivors=1; shift ;;
+    --requires-cpu) requires_cpu=$2; shift 2 ;;
     *) echo "run_test.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 [[ $# -eq 2 ]] || { echo "usage: run_test.sh [options] LAUNCHER PROGRAM" >&2; exit 2; }
 launcher=$1 program=$2
+
+cpu_flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+for flag in $requires_cpu; do
+  if [[ $cpu_flags != *" $flag "* ]]; then
+    echo "not run: this CPU lacks $flag (needed for: $requires_cpu)"
+    exit 0
+  fi
+done
 
 work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/shtest.XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -136,7 +136,59 @@ HOSHMEM_DEFINE_PUT_COPY(put_copy_avx2, __attribute__((target(HOSHMEM_AVX2_FEATUR
                         put_small, put_head_pieces)
 HOSHMEM_DEFINE_PUT_COPY(put_copy_sse2, , 16, 4, put_small, put_head_pieces)
 
+// HOSHMEM_PUT_COPY=avx512|avx2|sse2 forces a variant, so that tests run the library with each one
+// this CPU has. The resolver runs while the dynamic linker relocates the library (static programs:
+// before libc is set up), when neither getenv nor errno can be used yet: it reads the environment
+// the process started with from /proc/self/environ through raw system calls.
+long raw_syscall3(long nr, long a, long b, long c) {
+  long ret;
+  asm volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+  return ret;
+}
+
+// Copies the value of HOSHMEM_PUT_COPY (at most cap - 1 bytes) into `value`; false if not set.
+bool forced_variant_name(char *value, size_t cap) {
+  static const char kKey[] = "HOSHMEM_PUT_COPY=";
+  const long fd = raw_syscall3(257 /* openat */, -100 /* AT_FDCWD */,
+                               reinterpret_cast<long>("/proc/self/environ"), 0 /* O_RDONLY */);
+  if (fd < 0) return false;
+  size_t matched = 0, len = 0;  // key bytes matched in this entry (kNoMatch: none can be)
+  constexpr size_t kNoMatch = ~size_t{0};
+  bool in_value = false, done = false;
+  char buf[512];
+  long n;
+  while (!done && (n = raw_syscall3(0 /* read */, fd, reinterpret_cast<long>(buf), sizeof buf)) > 0) {
+    for (long i = 0; i < n && !done; ++i) {
+      const char c = buf[i];
+      if (in_value) {
+        if (c == '\0') done = true;
+        else if (len + 1 < cap) value[len++] = c;
+        continue;
+      }
+      if (c == '\0') matched = 0;
+      else if (matched != kNoMatch)
+        matched = c == kKey[matched] ? matched + 1 : kNoMatch;
+      if (matched == sizeof kKey - 1) in_value = true;
+    }
+  }
+  raw_syscall3(3 /* close */, fd, 0, 0);
+  value[len] = '\0';
+  return in_value;
+}
+
+bool same_name(const char *a, const char *b) {
+  while (*a && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+
+using PutCopy = void (*)(char *, const void *, size_t);
+// Zero-initialized (no relocation to apply, which could come after the resolver ran).
+const char *g_in_use;  // the variant the resolver picked
+bool g_forced;         // picked because HOSHMEM_PUT_COPY named it
+
 }  // namespace
+
+extern "C" PutCopy hoshmem_resolve_put_copy();
 
 namespace hoshmem::shm {
 
@@ -151,18 +203,42 @@ const PutCopyVariant *put_copy_variants(size_t *count) {
   return variants;
 }
 
+const char *put_copy_in_use(bool *forced) {
+  // The ifunc may be bound lazily, at the first put: resolve now (the same choice) if not yet.
+  if (!g_in_use) hoshmem_resolve_put_copy();
+  if (forced) *forced = g_forced;
+  return g_in_use ? g_in_use : "none";
+}
+
 }  // namespace hoshmem::shm
 
 extern "C" {
 
-using PutCopy = void (*)(char *, const void *, size_t);
-
-// Runs at load time, before constructors: only the CPU-feature builtins may be used here.
+// Runs at load time, before constructors: only the CPU-feature builtins, our own statics and raw
+// system calls may be used here. A forced variant this CPU cannot run is not taken (shmem_init
+// then reports it); otherwise the widest one the CPU runs.
 PutCopy hoshmem_resolve_put_copy() {
   __builtin_cpu_init();
-  if (cpu_runs_avx512()) return put_copy_avx512;
-  if (cpu_runs_avx2()) return put_copy_avx2;
-  return put_copy_sse2;
+  const PutCopy widest = cpu_runs_avx512() ? put_copy_avx512
+                         : cpu_runs_avx2() ? put_copy_avx2
+                                           : put_copy_sse2;
+  g_in_use = widest == put_copy_avx512 ? "avx512" : widest == put_copy_avx2 ? "avx2" : "sse2";
+  char name[16];
+  if (forced_variant_name(name, sizeof name)) {
+    const struct { const char *name; PutCopy copy; bool runs; } choices[] = {
+        {"avx512", put_copy_avx512, cpu_runs_avx512()},
+        {"avx2", put_copy_avx2, cpu_runs_avx2()},
+        {"sse2", put_copy_sse2, true},
+    };
+    for (const auto &c : choices) {
+      if (c.runs && same_name(c.name, name)) {
+        g_in_use = c.name;
+        g_forced = true;
+        return c.copy;
+      }
+    }
+  }
+  return widest;
 }
 
 void hoshmem_fast_put_copy(char *to, const void *from, size_t bytes)

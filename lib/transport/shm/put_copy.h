@@ -15,4 +15,7 @@ struct PutCopyVariant {
 // Every variant, widest first.
 const PutCopyVariant *put_copy_variants(size_t *count);
 
+// The name of the variant the library's puts use; *forced: HOSHMEM_PUT_COPY chose it.
+const char *put_copy_in_use(bool *forced);
+
 }  // namespace hoshmem::shm
