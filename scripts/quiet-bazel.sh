@@ -30,14 +30,19 @@ show_build_errors() {
   [[ -n "$errors" ]] && printf 'build errors (all of them in %s):\n%s\n' "$1" "$errors"
 }
 
-# report_failed_tests TARGET...: names each failed test with its log; the first three logs' ends
-# are shown (Bazel's sandbox lines left out), the rest are only named.
+# report_failed_tests LOG TARGET...: names each failed test with its log; the first three logs'
+# ends are shown (Bazel's sandbox lines left out), the rest are only named. LOG is Bazel's output.
 report_failed_tests() {
-  local shown=0 t pkg name logf
+  local log=$1 shown=0 t pkg name logf
+  shift
   for t in "$@"; do
     pkg=${t#//}; pkg=${pkg%%:*}; name=${t##*:}
     logf="bazel-testlogs/${pkg:+$pkg/}$name/test.log"
-    if [[ ! -f "$logf" ]]; then echo "FAILED $t (did not build or run)"; continue; fi
+    if [[ $(grep -acE "^$t +(\(cached\) )?(PASSED|FAILED|FLAKY|TIMEOUT) in " "$log") == 0 ||
+      ! -f "$logf" ]]; then
+      echo "FAILED $t (did not build or run)"
+      continue
+    fi
     echo "FAILED $t (log: $logf)"
     if ((shown < 3)); then
       grep -av 'linux-sandbox' "$logf" | grep -av '^$' | tail -12 | sed 's/^/    /'

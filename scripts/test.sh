@@ -24,11 +24,19 @@ step "building and running $total tests (Bazel's output: $log)"
 bazel_logged "$log" test --keep_going "${targets[@]}"
 status=$?
 
+# Bazel's summary has a line per test target that ran or had a cached result ("//p:t  PASSED in
+# 1s", "(cached) PASSED", "FAILED", "TIMEOUT"); a target without one (it did not build) has no
+# result of this run, whatever an earlier run left in bazel-testlogs.
+declare -A ran=()
+while read -r t; do ran[$t]=1; done < <(
+  grep -aE '^//[^ ]+ +(\(cached\) )?(PASSED|FAILED|FLAKY|TIMEOUT) in ' "$log" | awk '{ print $1 }')
 passed=0; failed=0; failed_tests=()
 for t in $tests; do
   pkg=${t#//}; pkg=${pkg%%:*}; name=${t##*:}
   dir="bazel-testlogs/${pkg:+$pkg/}$name"
-  if [[ ! -f "$dir/test.xml" ]]; then failed=$((failed + 1)); failed_tests+=("$t"); continue; fi
+  if [[ -z ${ran[$t]:-} || ! -f "$dir/test.xml" ]]; then
+    failed=$((failed + 1)); failed_tests+=("$t"); continue
+  fi
   # one count per <testcase>; a case is failed if a <failure> or <error> follows it
   read -r cases bad < <(awk '
     /<testcase/ { n++; cur = n }
@@ -41,7 +49,7 @@ bazel shutdown >/dev/null 2>&1
 
 if ((${#failed_tests[@]})); then
   show_build_errors "$log"
-  report_failed_tests "${failed_tests[@]}"
+  report_failed_tests "$log" "${failed_tests[@]}"
 fi
 echo "$passed passed, $failed failed"
 ((status == 0 && failed == 0))

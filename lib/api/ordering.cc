@@ -1,6 +1,6 @@
 // Memory ordering and the world barrier. Intra-node every put and AMO is complete when its call
 // returns (stores into coherent shared memory), so quiet is a full memory fence and fence an
-// ordering fence; operations through a backend (later issues) are completed by the backend.
+// ordering fence; operations through an inter-node backend are completed by that backend.
 #include <atomic>
 
 #include "lib/api/api.h"

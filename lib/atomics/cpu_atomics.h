@@ -1,7 +1,7 @@
 // lib/atomics: the CPU backend's operations, inline for the intra-node fast path: one atomic
 // instruction on the peer's word as mapped in this process. Atomic with respect to every other
 // CPU atomic on that word, and NOT with respect to HCA atomics, which is why a job uses CPU
-// atomics only in all-SW mode (see DESIGN.md).
+// atomics only in all-SW mode (see docs/DESIGN.md).
 #pragma once
 
 #include <cstdint>

@@ -4,6 +4,7 @@
 #define PERF_BACKEND_SHMEM_H
 
 #include <shmem.h>
+#include <stdlib.h>
 
 #if defined(SHMEM_MAJOR_VERSION) && defined(SHMEM_MINOR_VERSION) && \
     (SHMEM_MAJOR_VERSION > 1 || (SHMEM_MAJOR_VERSION == 1 && SHMEM_MINOR_VERSION >= 5))
@@ -24,7 +25,13 @@
  * (a call for OSHMEM, an inline body for hoshmem) sits directly in the benchmark loop. */
 #define BK_DATA_PATH static inline __attribute__((always_inline))
 
-static inline void bk_init(void) { shmem_init(); }
+/* PERF_THREAD_LEVEL=0..3 initializes with shmem_init_thread at that level (to compare levels). */
+static inline void bk_init(void) {
+  const char *level = getenv("PERF_THREAD_LEVEL");
+  int provided;
+  if (level && *level) shmem_init_thread(atoi(level), &provided);
+  else shmem_init();
+}
 /* Returns the exit status for main(). */
 static inline int bk_finish(int rc) { shmem_finalize(); return rc; }
 static inline int bk_me(void) { return shmem_my_pe(); }

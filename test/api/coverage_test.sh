@@ -1,5 +1,5 @@
 #!/bin/bash
-# API coverage check (issue 4 item 7). Compares the OpenSHMEM 1.6 inventory with
+# API coverage check. Compares the OpenSHMEM 1.6 inventory with
 #   (a) the names shmem.h declares (preprocessed with the C compiler) and defines as macros,
 #   (b) the dynamic symbols libhoshmem.so exports,
 # for every C routine (current and deprecated) and its pshmem_ twin (profiling interface: the twin

@@ -1,4 +1,4 @@
-/* Type tables of OpenSHMEM 1.5 (see /work/shared/spec/type-tables.txt) as X-macros:
+/* Type tables of OpenSHMEM 1.5 (the spec's stdrmatypes, amo and reduction type tables) as X-macros:
  * X(C type, TYPENAME, is_floating). */
 #ifndef HOSHMEM_TEST_SHMEM_TYPES_H
 #define HOSHMEM_TEST_SHMEM_TYPES_H

@@ -1,4 +1,4 @@
-// The AMO -> mlx5 atomic table (DESIGN.md, "Mapping of OpenSHMEM AMOs"), checked field by field,
+// The AMO -> mlx5 atomic table (docs/DESIGN.md, "Facts the hardware paths rest on"), checked field by field,
 // and checked end to end: an HCA executing the encoding must leave the same word and return the
 // same old value as a CPU atomic doing the AMO.
 #include "lib/atomics/hca_encoding.h"
