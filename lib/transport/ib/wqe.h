@@ -1,0 +1,90 @@
+// lib/transport/ib: mlx5 send WQEs written straight into a send queue, shared by the RC and DC
+// transports. Every segment is rdma-core's own struct from <infiniband/mlx5dv.h> (the masked
+// atomic segments, which mlx5dv.h lacks, are declared here with their documented layout), every
+// field big-endian, every opcode and flag rdma-core's constant.
+//
+// A WQE is a run of 64-byte basic blocks (BBs) starting at the producer index; its 16-byte
+// segments wrap from the end of the ring to its start, so a segment is addressed through the
+// ring, never by pointer arithmetic across the end. The writers fill the WQE and return its size
+// in BBs; posting (doorbell record, then BlueFlame/UAR) is the queue's business (sq.h).
+#pragma once
+
+#include <infiniband/mlx5dv.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "lib/atomics/hca_encoding.h"
+
+namespace hoshmem::ib {
+
+// Masked atomic segments (mlx5 extended atomics), big-endian, after the remote-address segment.
+struct MaskedCompareSwap32Seg {  // 16 bytes
+  uint32_t swap, compare, swap_mask, compare_mask;
+};
+struct MaskedFetchAdd32Seg {  // 16 bytes
+  uint32_t add, field_boundary, reserved[2];
+};
+struct MaskedCompareSwap64Half {  // two of these: {swap, compare} then {swap_mask, compare_mask}
+  uint64_t first, second;
+};
+struct MaskedFetchAdd64Seg {  // 16 bytes
+  uint64_t add, field_boundary;
+};
+
+// The send queue as mlx5dv_init_obj describes it.
+struct SqRing {
+  uint8_t *buf = nullptr;  // first BB
+  uint32_t bb_count = 0;   // a power of two
+  uint32_t qpn = 0;        // goes into every control segment
+  uint16_t pi = 0;         // producer index in BBs, wrapping at 2^16 like the hardware's counter
+
+  // The 16-byte segment `index` of the WQE that starts at the producer index.
+  void *segment(unsigned index) const {
+    const size_t ring_bytes = size_t{bb_count} * MLX5_SEND_WQE_BB;
+    return buf + ((size_t{pi} * MLX5_SEND_WQE_BB + index * 16u) & (ring_bytes - 1));
+  }
+};
+
+// Completion and ordering flags of a WQE (the control segment's fm_ce_se byte).
+struct WqeFlags {
+  bool signaled = false;  // a CQE when it completes (MLX5_WQE_CTRL_CQ_UPDATE)
+  bool fence = false;     // wait for earlier reads/atomics of this QP first (MLX5_WQE_CTRL_FENCE)
+};
+
+// A local buffer: address and lkey of its registration.
+struct LocalBuf {
+  uint64_t addr;
+  uint32_t lkey;
+};
+
+// A remote word or range: virtual address at the target and the rkey of its segment there.
+struct RemoteAddr {
+  uint64_t addr;
+  uint32_t rkey;
+};
+
+// Each writer fills the WQE at ring.pi and returns its size in BBs (the caller advances pi and
+// rings the doorbell). These are RC WQEs; DC adds its address vector after the control segment.
+
+// RDMA write of `length` bytes from a registered buffer.
+unsigned write_rdma_write(const SqRing &ring, const LocalBuf &local, uint32_t length,
+                          const RemoteAddr &remote, WqeFlags flags);
+// RDMA write whose data travels in the WQE (length up to the QP's max_inline_data).
+unsigned write_rdma_write_inline(const SqRing &ring, const void *data, uint32_t length,
+                                 const RemoteAddr &remote, WqeFlags flags);
+// RDMA read of `length` bytes into a registered buffer.
+unsigned write_rdma_read(const SqRing &ring, const LocalBuf &local, uint32_t length,
+                         const RemoteAddr &remote, WqeFlags flags);
+// An atomic as encoded by atomics::encode_for_hca; the old value lands in `result` (size bytes).
+unsigned write_atomic(const SqRing &ring, const atomics::HcaAtomic &atomic, const LocalBuf &result,
+                      const RemoteAddr &remote, WqeFlags flags);
+
+// The largest inline RDMA write one WQE of at most `max_bbs` BBs can carry (after the control,
+// remote-address and inline header segments).
+constexpr uint32_t max_inline_write(unsigned max_bbs) {
+  return max_bbs * MLX5_SEND_WQE_BB - sizeof(mlx5_wqe_ctrl_seg) - sizeof(mlx5_wqe_raddr_seg) -
+         sizeof(mlx5_wqe_inl_data_seg);
+}
+
+}  // namespace hoshmem::ib
