@@ -1,0 +1,62 @@
+// lib/transport/ib: an mlx5 send queue and completion queue driven directly, as mlx5dv_init_obj
+// hands them out: WQEs written into the ring (wqe.h), the doorbell record, then the doorbell
+// register; completions read from the CQ ring by owner bit, the consumer index written back.
+#pragma once
+
+#include <infiniband/mlx5dv.h>
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+
+#include "lib/transport/ib/wqe.h"
+
+namespace hoshmem::ib {
+
+class SendQueue {
+ public:
+  // `qp` must have been created by mlx5dv_create_qp / ibv_create_qp on an mlx5 device.
+  bool init(ibv_qp *qp);
+  // The ring as the next WQE sees it (SqRing::pi is the producer index).
+  const SqRing &ring() const { return ring_; }
+  // Free BBs: the ring holds `bb_count`, less those posted and not yet completed.
+  uint32_t free_bbs() const { return ring_.bb_count - static_cast<uint16_t>(ring_.pi - done_); }
+  // Hands the WQE just written (of `bbs` BBs, at the producer index) to the HCA.
+  void post(unsigned bbs);
+  // A completion for the WQE whose first BB had index `wqe_counter` frees the BBs up to it (and
+  // that WQE's `bbs`): WQEs complete in order on a send queue.
+  void completed(uint16_t wqe_counter, unsigned bbs) {
+    done_ = static_cast<uint16_t>(wqe_counter + bbs);
+  }
+
+ private:
+  SqRing ring_;
+  uint16_t done_ = 0;
+  volatile __be32 *dbrec_ = nullptr;
+  uint8_t *bf_ = nullptr;  // doorbell register (BlueFlame buffer when bf_size_ > 0)
+  uint32_t bf_size_ = 0;
+  uint32_t bf_offset_ = 0;  // which half of the BlueFlame register the next doorbell uses
+};
+
+struct Completion {
+  uint8_t opcode;        // MLX5_CQE_REQ, MLX5_CQE_REQ_ERR, MLX5_CQE_RESP_SEND, ...
+  uint8_t syndrome;      // for the error opcodes: MLX5_CQE_SYNDROME_*
+  uint16_t wqe_counter;  // first BB of the completed send WQE
+  uint32_t qpn;
+  uint32_t byte_count;
+};
+
+class CompletionQueue {
+ public:
+  bool init(ibv_cq *cq);
+  // The next completion, if the HCA has written one.
+  bool poll(Completion *out);
+
+ private:
+  uint8_t *buf_ = nullptr;
+  uint32_t cqe_count_ = 0;  // a power of two
+  uint32_t cqe_size_ = 64;
+  uint32_t ci_ = 0;         // consumer index
+  volatile __be32 *dbrec_ = nullptr;
+};
+
+}  // namespace hoshmem::ib
