@@ -7,7 +7,7 @@
 // and its 16-bit counters.
 //
 // The binary links Debian's libibverbs/libmlx5 and runs itself again with the model selected
-// (LD_LIBRARY_PATH), in a fabric of its own.
+// (softhca_main.h), 8-byte atomic replies big-endian.
 #include <endian.h>
 #include <gtest/gtest.h>
 #include <infiniband/mlx5dv.h>
@@ -22,6 +22,7 @@
 
 #include "lib/transport/ib/queue.h"
 #include "lib/transport/ib/wqe.h"
+#include "test/ib/softhca_main.h"
 
 namespace hoshmem::ib {
 namespace {
@@ -225,30 +226,4 @@ TEST(Queue, BadRkeyCompletesWithRemoteAccessError) {
 }  // namespace
 }  // namespace hoshmem::ib
 
-int main(int argc, char **argv) {
-  if (!getenv("HOSHMEM_TEST_SOFTHCA")) {  // select the model, in a fabric of our own, and rerun
-    char self[4096];
-    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) return 1;
-    self[n] = '\0';
-    const char *srcdir = getenv("TEST_SRCDIR");
-    const std::string libs = srcdir ? std::string(srcdir) + "/hoshmem/test/softhca/softlib"
-                                    : std::string(self) + ".runfiles/hoshmem/test/softhca/softlib";
-    setenv("LD_LIBRARY_PATH", libs.c_str(), 1);
-    setenv("HOSHMEM_TEST_SOFTHCA", "1", 1);
-    setenv("SOFTHCA_ATOMIC_ENDIAN", "big", 1);
-    unsigned long long r = 0;
-    if (FILE *f = fopen("/dev/urandom", "r")) {
-      if (fread(&r, sizeof r, 1, f) != 1) r = 0;
-      fclose(f);
-    }
-    char fabric[64];
-    snprintf(fabric, sizeof fabric, "ib-queue-test-%llx", r);
-    setenv("SOFTHCA_FABRIC", fabric, 1);
-    execv(self, argv);
-    perror("execv");
-    return 1;
-  }
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
+int main(int argc, char **argv) { return softhca_test_main(argc, argv, "ib-queue-test"); }

@@ -1,0 +1,238 @@
+// lib/transport/ib: device and port choice, capabilities (device.h).
+#include "lib/transport/ib/device.h"
+
+#include <endian.h>
+#include <infiniband/mlx5dv.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace hoshmem::ib {
+namespace {
+
+// QUERY_HCA_CAP (the device's command interface, reached through DevX): command and output
+// layouts as in the public mlx5 programming reference (rdma-core's mlx5_ifc.h). Fields are
+// big-endian bit fields, addressed by bit offset from the start of the capability block.
+constexpr uint16_t kQueryHcaCap = 0x100;
+constexpr uint16_t kCapGeneral = 0, kCapAtomic = 3;  // capability type: op_mod = type << 1 | cur
+constexpr size_t kCapOffset = 0x10;                  // status, syndrome, reserved: 16 bytes
+constexpr size_t kCapBytes = 0x1000;
+
+// General capabilities.
+constexpr unsigned kGenDct = 0x21a, kGenAtomic = 0x21e;
+// Atomic capabilities.
+constexpr unsigned kAtomicReply8Mode = 0x40;  // 2 bits: 1 = host endianness
+constexpr unsigned kAtomicOperations = 0x90, kAtomicSizeQp = 0xb0, kAtomicSizeDc = 0xd0;
+constexpr unsigned kPciFetchAdd = 0x280, kPciCompareSwap = 0x2a0;
+// atomic_operations bits
+constexpr uint32_t kOpCompareSwap = 1, kOpFetchAdd = 2, kOpMaskedCompareSwap = 4,
+                   kOpMaskedFetchAdd = 8;
+
+uint32_t get_bits(const uint8_t *block, unsigned bit_offset, unsigned bits) {
+  uint32_t dword;
+  memcpy(&dword, block + bit_offset / 32 * 4, 4);
+  dword = be32toh(dword);
+  const unsigned shift = 32 - bit_offset % 32 - bits;
+  return (dword >> shift) & (bits == 32 ? ~0u : (1u << bits) - 1);
+}
+
+// One QUERY_HCA_CAP of `type` (current values); the capability block, or false.
+bool query_cap(ibv_context *ctx, uint16_t type, uint8_t *out, size_t out_bytes) {
+  uint32_t in[4] = {};
+  in[0] = htobe32(uint32_t{kQueryHcaCap} << 16);
+  in[1] = htobe32(uint32_t{type} << 1 | 1);
+  memset(out, 0, out_bytes);
+  return mlx5dv_devx_general_cmd(ctx, in, sizeof in, out, out_bytes) == 0 && out[0] == 0;
+}
+
+const char *link_name(uint8_t link_layer) {
+  return link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand";
+}
+
+std::string size_list(uint16_t sizes) {
+  std::string s;
+  for (unsigned b : {4u, 8u, 16u})
+    if (sizes & b) s += (s.empty() ? "" : "/") + std::to_string(b);
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace
+
+uint64_t AtomicCaps::reply_value(const void *reply, unsigned size) const {
+  if (size == 4) {
+    uint32_t v;
+    memcpy(&v, reply, 4);
+    return be32toh(v);
+  }
+  uint64_t v;
+  memcpy(&v, reply, 8);
+  return reply8_host_endian ? v : be64toh(v);
+}
+
+std::optional<DeviceSpec> parse_device_spec(const char *text) {
+  DeviceSpec spec;
+  if (!text || !*text) return spec;
+  const char *colon = strchr(text, ':');
+  spec.name.assign(text, colon ? static_cast<size_t>(colon - text) : strlen(text));
+  if (spec.name.empty()) return std::nullopt;
+  if (colon) {
+    char *end = nullptr;
+    const long port = strtol(colon + 1, &end, 10);
+    if (end == colon + 1 || *end || port < 1 || port > 255) return std::nullopt;
+    spec.port = static_cast<int>(port);
+  }
+  return spec;
+}
+
+Device::~Device() {
+  if (pd_) ibv_dealloc_pd(pd_);
+  if (ctx_) ibv_close_device(ctx_);
+}
+
+bool Device::open(const DeviceSpec &spec, std::string *why) {
+  int count = 0;
+  ibv_device **list = ibv_get_device_list(&count);
+  if (!list || count == 0) {  // ENOSYS: a kernel without RDMA; no devices either way
+    if (list) ibv_free_device_list(list);
+    why->clear();
+    return false;
+  }
+  std::string names;
+  bool found = false;
+  for (int i = 0; i < count && !found; ++i) {
+    const char *name = ibv_get_device_name(list[i]);
+    names += (names.empty() ? "" : ", ") + std::string(name);
+    if (!spec.name.empty() && spec.name != name) continue;
+    // mlx5 with DevX first: the capability query needs it.
+    ibv_context *ctx = nullptr;
+    bool mlx5 = mlx5dv_is_supported(list[i]);
+    if (mlx5) {
+      mlx5dv_context_attr attr{};
+      attr.flags = MLX5DV_CONTEXT_FLAGS_DEVX;
+      ctx = mlx5dv_open_device(list[i], &attr);
+    }
+    if (!ctx) ctx = ibv_open_device(list[i]);
+    if (!ctx) {
+      if (!spec.name.empty()) *why = "cannot open device " + spec.name + ": " + strerror(errno);
+      continue;
+    }
+    ibv_device_attr attr{};
+    if (ibv_query_device(ctx, &attr) != 0) {
+      ibv_close_device(ctx);
+      continue;
+    }
+    for (int p = 1; p <= attr.phys_port_cnt && !found; ++p) {
+      if (spec.port && p != spec.port) continue;
+      ibv_port_attr pa{};
+      if (ibv_query_port(ctx, static_cast<uint8_t>(p), &pa) != 0) continue;
+      if (pa.state != IBV_PORT_ACTIVE) {
+        if (spec.port) *why = spec.name + " port " + std::to_string(p) + " is not active";
+        continue;
+      }
+      ctx_ = ctx;
+      name_ = name;
+      port_ = static_cast<uint8_t>(p);
+      port_attr_ = pa;
+      mlx5_ = mlx5;
+      found = true;
+    }
+    if (!found) {
+      if (!spec.name.empty() && spec.port > attr.phys_port_cnt)
+        *why = spec.name + " has no port " + std::to_string(spec.port) + " (ports 1-" +
+               std::to_string(attr.phys_port_cnt) + ")";
+      ibv_close_device(ctx);
+    }
+  }
+  ibv_free_device_list(list);
+  if (!found) {
+    if (why->empty())
+      *why = spec.name.empty() ? "no device has an active port (devices: " + names + ")"
+                               : "no device named " + spec.name + " (devices: " + names + ")";
+    return false;
+  }
+  // RoCE: the RoCE v2 GID (routable over IP); InfiniBand: the LID suffices within a subnet.
+  if (roce()) {
+    for (int i = 0; i < port_attr_.gid_tbl_len; ++i) {
+      ibv_gid_entry entry{};
+      if (ibv_query_gid_ex(ctx_, port_, static_cast<uint32_t>(i), &entry, 0) != 0) continue;
+      if (entry.gid_type != IBV_GID_TYPE_ROCE_V2) continue;
+      gid_index_ = i;
+      gid_ = entry.gid;
+      break;
+    }
+    if (gid_index_ < 0) {
+      *why = name_ + " port " + std::to_string(port_) + " is RoCE but has no RoCE v2 GID";
+      return false;
+    }
+  } else if (ibv_query_gid(ctx_, port_, 0, &gid_) != 0) {
+    memset(&gid_, 0, sizeof gid_);
+  }
+  pd_ = ibv_alloc_pd(ctx_);
+  if (!pd_) {
+    *why = "cannot allocate a protection domain on " + name_ + ": " + strerror(errno);
+    return false;
+  }
+  if (!(mlx5_ && read_caps_devx())) read_caps_verbs();
+  return true;
+}
+
+bool Device::read_caps_devx() {
+  uint8_t out[kCapOffset + kCapBytes];
+  if (!query_cap(ctx_, kCapGeneral, out, sizeof out)) return false;
+  const uint8_t *cap = out + kCapOffset;
+  AtomicCaps c;
+  c.from_devx = true;
+  c.dc = get_bits(cap, kGenDct, 1) != 0;
+  if (get_bits(cap, kGenAtomic, 1)) {
+    if (!query_cap(ctx_, kCapAtomic, out, sizeof out)) return false;
+    const uint32_t ops = get_bits(cap, kAtomicOperations, 16);
+    c.standard = (ops & (kOpCompareSwap | kOpFetchAdd)) == (kOpCompareSwap | kOpFetchAdd);
+    c.masked = (ops & (kOpMaskedCompareSwap | kOpMaskedFetchAdd)) ==
+               (kOpMaskedCompareSwap | kOpMaskedFetchAdd);
+    if (c.masked) {
+      c.masked_sizes_rc = static_cast<uint16_t>(get_bits(cap, kAtomicSizeQp, 16) & 0xc);
+      c.masked_sizes_dc = static_cast<uint16_t>(get_bits(cap, kAtomicSizeDc, 16) & 0xc);
+    }
+    c.reply8_host_endian = get_bits(cap, kAtomicReply8Mode, 2) == 1;
+    c.pci_fetch_add = static_cast<uint16_t>(get_bits(cap, kPciFetchAdd, 16) << 2);
+    c.pci_compare_swap = static_cast<uint16_t>(get_bits(cap, kPciCompareSwap, 16) << 2);
+  }
+  caps_ = c;
+  return true;
+}
+
+void Device::read_caps_verbs() {
+  AtomicCaps c;
+  ibv_device_attr_ex attr{};
+  if (ibv_query_device_ex(ctx_, nullptr, &attr) == 0) {
+    c.standard = attr.orig_attr.atomic_cap != IBV_ATOMIC_NONE;
+    // Verbs promise the fetched value in host order: an mlx5 kernel driver reports atomics only
+    // once it has set the device's 8-byte reply mode to host order; other devices (soft-RoCE)
+    // write the value as the CPU would.
+    c.reply8_host_endian = true;
+    c.pci_fetch_add = static_cast<uint16_t>(attr.pci_atomic_caps.fetch_add << 2);
+    c.pci_compare_swap = static_cast<uint16_t>(attr.pci_atomic_caps.compare_swap << 2);
+  }
+  caps_ = c;
+}
+
+std::string Device::describe() const {
+  char gid[64] = "";
+  if (roce()) snprintf(gid, sizeof gid, ", RoCE v2 GID index %d", gid_index_);
+  std::string s = name_ + ":" + std::to_string(port_) + " (" + link_name(port_attr_.link_layer) +
+                  ", LID " + std::to_string(port_attr_.lid) + gid + "); atomics: ";
+  if (!caps_.standard) return s + "none";
+  s += caps_.masked ? "standard and masked (" + size_list(caps_.masked_sizes_rc) + " bytes over RC, " +
+                          size_list(caps_.masked_sizes_dc) + " over DC)"
+                    : std::string("standard 8-byte only (no masked atomics: compare-swap loops)");
+  s += caps_.reply8_host_endian ? ", 8-byte replies in host order" : ", 8-byte replies big-endian";
+  s += caps_.pci_fetch_add || caps_.pci_compare_swap
+           ? ", PCIe atomics " + size_list(caps_.pci_fetch_add | caps_.pci_compare_swap) + " bytes"
+           : ", no PCIe atomics";
+  s += caps_.from_devx ? " [QUERY_HCA_CAP]" : " [ibv_query_device_ex: DevX not available]";
+  return s;
+}
+
+}  // namespace hoshmem::ib

@@ -1,0 +1,80 @@
+// lib/transport/ib: the RDMA device a PE uses: which device and port (HOSHMEM_DEVICE), its
+// protection domain, its address on the fabric, and what its atomics can do.
+//
+// Capabilities come from the device itself: on mlx5 a DevX QUERY_HCA_CAP (general and atomic
+// capabilities: masked atomics, their operand sizes for RC and DC, the byte order of 8-byte atomic
+// replies, PCIe atomics); where DevX is refused (not mlx5, or no permission), ibv_query_device_ex,
+// which knows only the standard 8-byte atomics.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace hoshmem::ib {
+
+struct AtomicCaps {
+  bool from_devx = false;          // read by QUERY_HCA_CAP (else ibv_query_device_ex)
+  bool standard = false;           // 8-byte compare-swap and fetch-add
+  bool masked = false;             // masked compare-swap and fetch-add (mlx5 extended atomics)
+  uint16_t masked_sizes_rc = 0;    // operand sizes in bytes, as bits (4 | 8), over RC
+  uint16_t masked_sizes_dc = 0;    // the same over DC
+  bool reply8_host_endian = false; // 8-byte replies in host order (else big-endian)
+  uint16_t pci_fetch_add = 0;      // PCIe atomic operand sizes (bytes, as bits), 0 if none
+  uint16_t pci_compare_swap = 0;
+  bool dc = false;                 // DC targets (DCT) supported
+
+  // What a 4- or 8-byte reply of the HCA holds, in host order. 4-byte (masked) replies are
+  // big-endian in every mode: the mode bit covers 8-byte replies only.
+  uint64_t reply_value(const void *reply, unsigned size) const;
+};
+
+// HOSHMEM_DEVICE: "name" or "name:port"; nullopt if malformed.
+struct DeviceSpec {
+  std::string name;  // empty: any
+  int port = 0;      // 0: the first active one
+};
+std::optional<DeviceSpec> parse_device_spec(const char *text);
+
+class Device {
+ public:
+  Device() = default;
+  Device(const Device &) = delete;
+  Device &operator=(const Device &) = delete;
+  ~Device();
+
+  // Opens the device and port `spec` names (default: the first active port of any device).
+  // False with *why set when there is none; *why is empty when the machine has no RDMA device.
+  bool open(const DeviceSpec &spec, std::string *why);
+
+  ibv_context *context() const { return ctx_; }
+  ibv_pd *pd() const { return pd_; }
+  const char *name() const { return name_.c_str(); }
+  uint8_t port() const { return port_; }
+  const ibv_port_attr &port_attr() const { return port_attr_; }
+  bool roce() const { return port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET; }
+  int gid_index() const { return gid_index_; }  // RoCE: the RoCE v2 GID's index; IB: -1
+  const ibv_gid &gid() const { return gid_; }
+  bool mlx5() const { return mlx5_; }
+  const AtomicCaps &atomics() const { return caps_; }
+  // One line for SHMEM_INFO: device, port, link, address and atomic capabilities.
+  std::string describe() const;
+
+ private:
+  bool read_caps_devx();
+  void read_caps_verbs();
+
+  ibv_context *ctx_ = nullptr;
+  ibv_pd *pd_ = nullptr;
+  std::string name_;
+  uint8_t port_ = 0;
+  ibv_port_attr port_attr_{};
+  int gid_index_ = -1;
+  ibv_gid gid_{};
+  bool mlx5_ = false;
+  AtomicCaps caps_;
+};
+
+}  // namespace hoshmem::ib
