@@ -1,0 +1,253 @@
+// The RC transport (lib/transport/rc) between two processes over the software HCA: queue pairs
+// connected on first use through the connection manager, including both sides connecting to each
+// other at once; a peer whose main thread computes without calling anything still answers the
+// connection request (its connection thread does); put (registered and inline), get and every
+// AMO of the API on 4 and 8 bytes against the reference hca_apply; fence then a flag the peer
+// polls; and a peer that has exited is reported through the error handler, not a hang.
+#include "lib/transport/rc/rc_transport.h"
+
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "test/ib/softhca_main.h"
+
+extern char **environ;
+
+namespace hoshmem::rc {
+namespace {
+
+using atomics::AmoOp;
+
+constexpr size_t kBufBytes = 1 << 20;
+constexpr size_t kCounter = 0, kFlag = 4096, kData = 8192, kWords = 65536;
+
+struct Side {
+  ib::Device dev;
+  Transport rc;
+  uint8_t *buf = nullptr;
+  ibv_mr *mr = nullptr;
+  uint64_t peer_addr = 0;
+  uint32_t peer_rkey = 0;
+
+  ib::RemoteAddr remote(size_t off) const { return {peer_addr + off, peer_rkey}; }
+  ib::LocalBuf local(size_t off) const {
+    return {reinterpret_cast<uint64_t>(buf + off), mr->lkey};
+  }
+};
+
+[[noreturn]] void report_and_exit(int pe, const char *cause) {
+  fprintf(stderr, "rc error with PE %d: %s\n", pe, cause);
+  fflush(stderr);
+  _exit(42);
+}
+
+bool setup(Side &s, int me) {
+  std::string why;
+  if (!s.dev.open({}, &why)) {
+    fprintf(stderr, "device: %s\n", why.c_str());
+    return false;
+  }
+  s.buf = static_cast<uint8_t *>(aligned_alloc(4096, kBufBytes));
+  memset(s.buf, 0, kBufBytes);
+  s.mr = ibv_reg_mr(s.dev.pd(), s.buf, kBufBytes,
+                    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                        IBV_ACCESS_REMOTE_ATOMIC);
+  if (!s.mr) return false;
+  if (!s.rc.init(&s.dev, me, 2, report_and_exit, &why)) {
+    fprintf(stderr, "rc: %s\n", why.c_str());
+    return false;
+  }
+  return true;
+}
+
+// "lid cm_qpn gid(32 hex) rkey addr"
+void write_address(FILE *to, const Side &s) {
+  const PeerAddress a = s.rc.address();
+  fprintf(to, "%u %u ", a.lid, a.cm_qpn);
+  for (uint8_t b : a.gid.raw) fprintf(to, "%02x", b);
+  fprintf(to, " %u %" PRIu64 "\n", s.mr->rkey, reinterpret_cast<uint64_t>(s.buf));
+  fflush(to);
+}
+
+bool read_address(FILE *from, Side &s, int peer) {
+  unsigned lid, qpn, rkey;
+  char gid[33];
+  uint64_t addr;
+  if (fscanf(from, "%u %u %32s %u %" SCNu64, &lid, &qpn, gid, &rkey, &addr) != 5) return false;
+  PeerAddress a{};
+  a.lid = static_cast<uint16_t>(lid);
+  a.cm_qpn = qpn;
+  for (int i = 0; i < 16; ++i) sscanf(gid + 2 * i, "%2hhx", &a.gid.raw[i]);
+  s.rc.set_peer(peer, a);
+  s.peer_rkey = rkey;
+  s.peer_addr = addr;
+  return true;
+}
+
+// The child: PE 1. Adds 1 to PE 0's counter at the same moment PE 0 adds to its own (both
+// connect at once), then computes, calling nothing, until PE 0's flag arrives.
+int child(const char *mode) {
+  Side s;
+  if (!setup(s, 1)) return 2;
+  write_address(stdout, s);
+  if (!read_address(stdin, s, 0)) return 3;
+  if (!strcmp(mode, "exit")) return 0;  // gone before anyone connects
+  char go[8];
+  if (fscanf(stdin, "%7s", go) != 1) return 4;
+  const uint64_t before = s.rc.atomic(0, atomics::encode_for_hca(AmoOp::FetchAdd, 8, 1, 0),
+                                      s.remote(kCounter));
+  volatile uint64_t *flag = reinterpret_cast<volatile uint64_t *>(s.buf + kFlag);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  uint64_t spins = 0;
+  while (*flag == 0 && std::chrono::steady_clock::now() < deadline) ++spins;
+  printf("DONE %" PRIu64 " %" PRIu64 "\n", static_cast<uint64_t>(*flag), before);
+  fflush(stdout);
+  s.rc.quiet();
+  s.rc.shutdown();
+  return 0;
+}
+
+struct Child {
+  pid_t pid = -1;
+  FILE *in = nullptr, *out = nullptr;
+  explicit Child(const char *mode) {
+    int to[2], from[2];
+    if (pipe(to) || pipe(from)) return;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+    char self[4096];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    const char *argv[] = {self, "--peer", mode, nullptr};
+    posix_spawn(&pid, self, &fa, nullptr, const_cast<char **>(argv), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(to[0]);
+    close(from[1]);
+    in = fdopen(to[1], "w");
+    out = fdopen(from[0], "r");
+  }
+  int wait() {
+    if (in) fclose(in), in = nullptr;
+    int st = 0;
+    if (pid > 0) waitpid(pid, &st, 0);
+    pid = -1;
+    if (out) fclose(out), out = nullptr;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+  }
+  ~Child() {
+    if (pid > 0) wait();
+  }
+};
+
+TEST(RcTransport, LazyConnectionsRmaAndEveryAtomic) {
+  Child c("work");
+  Side s;
+  ASSERT_TRUE(setup(s, 0));
+  write_address(c.in, s);
+  ASSERT_TRUE(read_address(c.out, s, 1));
+  EXPECT_EQ(s.rc.connected_peers(), 0);  // nothing connected before first use
+  fprintf(c.in, "GO\n");
+  fflush(c.in);
+  // both sides connect to each other at once
+  const uint64_t before = s.rc.atomic(1, atomics::encode_for_hca(AmoOp::FetchAdd, 8, 1, 0),
+                                      s.remote(kCounter));
+  EXPECT_EQ(before, 0u);
+  EXPECT_EQ(s.rc.connected_peers(), 1);
+
+  // put (registered and inline), get back
+  std::mt19937_64 rng(3);
+  for (uint32_t length : {1u, 8u, 100u, 4096u, 300000u}) {
+    for (uint32_t i = 0; i < length; ++i) s.buf[kData + i] = static_cast<uint8_t>(rng());
+    s.rc.put(1, s.local(kData), length, s.remote(kData));
+    if (length <= s.rc.max_inline())
+      s.rc.put_inline(1, s.buf + kData, length, s.remote(kData + 400000));
+    s.rc.quiet();
+    memset(s.buf + kData + 400000, 0, length);
+    s.rc.get(1, s.local(kData + 400000), length, s.remote(kData));
+    ASSERT_EQ(memcmp(s.buf + kData, s.buf + kData + 400000, length), 0) << length << " bytes";
+    if (length <= s.rc.max_inline()) {
+      memset(s.buf + kData + 400000, 0, length);
+      s.rc.get(1, s.local(kData + 400000), length, s.remote(kData + 400000));
+      ASSERT_EQ(memcmp(s.buf + kData, s.buf + kData + 400000, length), 0) << "inline " << length;
+    }
+  }
+
+  // every AMO, 4 and 8 bytes, against the reference on a copy of the word
+  const AmoOp ops[] = {AmoOp::Fetch,    AmoOp::Set,      AmoOp::Swap,    AmoOp::CompareSwap,
+                       AmoOp::FetchAdd, AmoOp::FetchAnd, AmoOp::FetchOr, AmoOp::FetchXor};
+  for (int round = 0; round < 20; ++round) {
+    for (AmoOp op : ops) {
+      for (unsigned size : {4u, 8u}) {
+        const size_t off = kWords + 64 * (round % 8) + size;
+        uint64_t start = rng(), operand = rng(), compare = round % 2 ? start : rng();
+        memcpy(s.buf + kData, &start, 8);
+        s.rc.put(1, s.local(kData), size, s.remote(off));
+        uint8_t model[8];
+        memcpy(model, &start, 8);
+        const atomics::HcaAtomic enc = atomics::encode_for_hca(op, size, operand, compare);
+        const uint64_t expect_old = atomics::hca_apply(enc, model);
+        const uint64_t old = s.rc.atomic(1, enc, s.remote(off));  // after the put: RC order
+        const std::string what = std::string(atomics::amo_op_name(op)) + "/" +
+                                 std::to_string(size);
+        ASSERT_EQ(old, expect_old) << what << ": old value";
+        uint64_t after = 0;
+        s.rc.get(1, s.local(kData + 64), size, s.remote(off));
+        memcpy(&after, s.buf + kData + 64, size);
+        uint64_t want = 0;
+        memcpy(&want, model, size);
+        ASSERT_EQ(after, want) << what << ": the word";
+      }
+    }
+  }
+
+  // the child computes, calling nothing, until this flag arrives after a fence
+  s.rc.fence(1);
+  const uint64_t one = 7;
+  s.rc.put_inline(1, &one, 8, s.remote(kFlag));
+  s.rc.quiet();
+  uint64_t flag = 0, child_before = 99;
+  ASSERT_EQ(fscanf(c.out, " DONE %" SCNu64 " %" SCNu64, &flag, &child_before), 2);
+  EXPECT_EQ(flag, 7u);
+  EXPECT_EQ(child_before, 0u);  // the child's add on our counter
+  EXPECT_EQ(*reinterpret_cast<volatile uint64_t *>(s.buf + kCounter), 1u);
+  EXPECT_EQ(c.wait(), 0);
+  s.rc.shutdown();
+}
+
+TEST(RcTransport, PeerThatExitedIsReportedNotWaitedFor) {
+  EXPECT_EXIT(
+      {
+        Child c("exit");
+        Side s;
+        if (!setup(s, 0)) _exit(2);
+        write_address(c.in, s);
+        if (!read_address(c.out, s, 1)) _exit(3);
+        c.wait();  // it has exited
+        s.rc.put_inline(1, "x", 1, s.remote(kData));
+        s.rc.quiet();
+        _exit(0);
+      },
+      testing::ExitedWithCode(42), "rc error with PE 1: (no answer|.*retries)");
+}
+
+}  // namespace
+}  // namespace hoshmem::rc
+
+int main(int argc, char **argv) {
+  if (argc >= 3 && !strcmp(argv[1], "--peer") && getenv("HOSHMEM_TEST_SOFTHCA"))
+    return hoshmem::rc::child(argv[2]);
+  testing::GTEST_FLAG(death_test_style) = "threadsafe";
+  return softhca_test_main(argc, argv, "ib-rc-test");
+}
