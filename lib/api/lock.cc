@@ -9,6 +9,7 @@
 #include "lib/atomics/cpu_atomics.h"
 
 using namespace hoshmem;
+using atomics::AmoOp;
 
 namespace {
 
@@ -28,6 +29,33 @@ struct LockWords {
 
 uint32_t load(const uint32_t *w) { return __atomic_load_n(w, __ATOMIC_ACQUIRE); }
 
+// An atomic update of half `which` of the lock word on PE `pe`: a CPU atomic in all-SW mode, the
+// job's HCA atomics in all-HW mode (where a CPU atomic, or even a plain store, could lose an
+// update the HCA makes at the same time). Returns the old value.
+uint32_t update(const LockWords &w, int pe, int which, AmoOp op, uint32_t operand,
+                uint32_t compare = 0) {
+  if (rt.cpu_atomics_ok[pe]) {
+    uint32_t *half = w.half(pe, which);
+    switch (op) {
+      case AmoOp::Set: __atomic_store_n(half, operand, __ATOMIC_SEQ_CST); return 0;
+      case AmoOp::Swap: return __atomic_exchange_n(half, operand, __ATOMIC_SEQ_CST);
+      case AmoOp::FetchAnd: return __atomic_fetch_and(half, operand, __ATOMIC_SEQ_CST);
+      case AmoOp::FetchOr: return __atomic_fetch_or(half, operand, __ATOMIC_SEQ_CST);
+      case AmoOp::CompareSwap:
+        __atomic_compare_exchange_n(half, &compare, operand, false, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST);
+        return compare;  // the old value, whether or not it matched
+      default: break;
+    }
+    fatal(w.routine, "internal: lock operation %s", atomics::amo_op_name(op));
+  }
+  uint32_t old = 0;
+  atomics::AmoRequest r{op, 4, pe, reinterpret_cast<char *>(w.lock) + 4 * which, operand, compare,
+                        &old};
+  rt.remote_atomics->execute(r, false);
+  return old;
+}
+
 
 }  // namespace
 
@@ -36,15 +64,15 @@ extern "C" {
 void pshmem_set_lock(long *lock) {
   LockWords w{lock, HOSHMEM_ROUTINE};
   uint32_t *mine = w.node(rt.me);
-  __atomic_store_n(mine, kWaiting, __ATOMIC_SEQ_CST);
-  uint32_t prev = __atomic_exchange_n(w.tail(), rt.me + 1, __ATOMIC_SEQ_CST);
+  update(w, rt.me, 1, AmoOp::Set, kWaiting);
+  uint32_t prev = update(w, 0, 0, AmoOp::Swap, rt.me + 1);
   if (prev == 0) {
     // Only drop WAITING: a successor may already have linked itself into our node.
-    __atomic_fetch_and(mine, ~kWaiting, __ATOMIC_SEQ_CST);
+    update(w, rt.me, 1, AmoOp::FetchAnd, ~kWaiting);
     return;
   }
   // Queue behind the previous tail and wait until it hands the lock over.
-  __atomic_fetch_or(w.node(prev - 1), rt.me + 1, __ATOMIC_SEQ_CST);
+  update(w, prev - 1, 1, AmoOp::FetchOr, rt.me + 1);
   notify_sync(prev - 1);
   wait_until_ready(rt.wait, rt.control[rt.me], shm::kSleepForSync,
                    [&] { return (load(mine) & kWaiting) == 0; });
@@ -53,26 +81,23 @@ void pshmem_set_lock(long *lock) {
 void pshmem_clear_lock(long *lock) {
   LockWords w{lock, HOSHMEM_ROUTINE};
   std::atomic_thread_fence(std::memory_order_seq_cst);  // quiet the default context first
-  uint32_t me1 = rt.me + 1;
-  if (__atomic_compare_exchange_n(w.tail(), &me1, 0, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-    return;  // nobody queued behind us
+  if (rt.remote_atomics) rt.remote_atomics->quiet();
+  const uint32_t me1 = rt.me + 1;
+  if (update(w, 0, 0, AmoOp::CompareSwap, 0, me1) == me1) return;  // nobody queued behind us
   uint32_t *mine = w.node(rt.me);
   wait_until_ready(rt.wait, rt.control[rt.me], shm::kSleepForSync,
                    [&] { return (load(mine) & kNextMask) != 0; });
   int next = static_cast<int>((load(mine) & kNextMask) - 1);
-  __atomic_store_n(mine, 0, __ATOMIC_RELAXED);
-  __atomic_fetch_and(w.node(next), ~kWaiting, __ATOMIC_SEQ_CST);
+  update(w, rt.me, 1, AmoOp::Set, 0);
+  update(w, next, 1, AmoOp::FetchAnd, ~kWaiting);
   notify_sync(next);
 }
 
 // 0 if the lock was free and is now held, 1 if it was already set.
 int pshmem_test_lock(long *lock) {
   LockWords w{lock, HOSHMEM_ROUTINE};
-  __atomic_store_n(w.node(rt.me), 0, __ATOMIC_SEQ_CST);
-  uint32_t expected = 0;
-  bool got = __atomic_compare_exchange_n(w.tail(), &expected, rt.me + 1, false, __ATOMIC_SEQ_CST,
-                                         __ATOMIC_SEQ_CST);
-  return got ? 0 : 1;
+  update(w, rt.me, 1, AmoOp::Set, 0);
+  return update(w, 0, 0, AmoOp::CompareSwap, rt.me + 1, 0) == 0 ? 0 : 1;
 }
 
 }  // extern "C"

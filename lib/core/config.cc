@@ -43,6 +43,8 @@ constexpr Variable kVariables[] = {
      "make the executable's globals and statics remotely accessible"},
     {"HOSHMEM_WAIT", nullptr, "auto", "auto, spin, yield or sleep",
      "how a waiting PE waits: auto spins when every PE has a core, else yields then sleeps"},
+    {"HOSHMEM_DEVICE", nullptr, "", "a device name, optionally with :port (e.g. mlx5_0:1)",
+     "the RDMA device and port (default: the first active port of any device)"},
     {"HOSHMEM_PUT_COPY", nullptr, "auto", "auto, avx512, avx2 or sse2",
      "the put copy's instructions (auto: the widest this CPU has); read when the library is "
      "loaded, so it must be in the environment the program starts with"},
@@ -110,6 +112,7 @@ std::string choice_var(const char *name, std::initializer_list<const char *> cho
 
 Config load_config() {
   Config c;
+  const char *unused_source;
   c.symmetric_size = size_var("SHMEM_SYMMETRIC_SIZE");
   c.debug = bool_var("SHMEM_DEBUG");
   c.info = bool_var("SHMEM_INFO");
@@ -118,6 +121,7 @@ Config load_config() {
   c.heap_base = uint_var("HOSHMEM_HEAP_BASE");
   c.share_globals = bool_var("HOSHMEM_SHARE_GLOBALS");
   c.wait = choice_var("HOSHMEM_WAIT", {"auto", "spin", "yield", "sleep"});
+  c.device = raw(variable("HOSHMEM_DEVICE"), &unused_source);  // checked when it is opened
   c.put_copy = choice_var("HOSHMEM_PUT_COPY", {"auto", "avx512", "avx2", "sse2"});
   c.sleep_timeout_us = parsed_var("HOSHMEM_SLEEP_TIMEOUT_US", [](const char *text) {
     auto us = parse_uint(text);
@@ -131,7 +135,7 @@ void print_config(const Config &, FILE *out) {
   for (const Variable &v : kVariables) {
     const char *source;
     const char *text = raw(v, &source);
-    fprintf(out, "  %-22s %-16s %s [%s%s]\n", v.name, text, v.description,
+    fprintf(out, "  %-22s %-16s %s [%s%s]\n", v.name, *text ? text : "-", v.description,
             source ? "set by " : "default", source ? source : "");
   }
 }

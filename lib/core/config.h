@@ -19,6 +19,7 @@ struct Config {
   std::string wait;         // HOSHMEM_WAIT: auto | spin | yield | sleep
   uint64_t sleep_timeout_us;  // HOSHMEM_SLEEP_TIMEOUT_US (0: the wait policy's own)
   std::string put_copy;       // HOSHMEM_PUT_COPY: auto | avx512 | avx2 | sse2
+  std::string device;         // HOSHMEM_DEVICE: name[:port], empty for the first active port
 };
 
 // Reads and validates every variable; a bad value is fatal with the accepted range.

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "lib/base/parse.h"
+#include "lib/core/hca_atomics.h"
 #include "lib/core/team.h"
 #include "lib/core/version.h"
 #include "lib/transport/shm/put_copy.h"
@@ -119,10 +120,9 @@ void runtime_init(int requested, int *provided, const char *routine) {
           "present: inter-node communication needs an InfiniBand/RoCE HCA",
           local, rt.npes);
 
-  const char *why = nullptr;
-  auto mode = atomics::choose_mode({rt.config.atomics, /*hca_present=*/false, false}, &why);
-  if (!mode) fatal(routine, "%s", why);
-  rt.mode = *mode;
+  // Whether this PE can do HCA atomics goes out with the memory records (one exchange).
+  std::string no_hca;
+  hca_probe(boot, &no_hca);
 
   cpu_set_t my_cpus;
   CPU_ZERO(&my_cpus);
@@ -137,6 +137,20 @@ void runtime_init(int requested, int *provided, const char *routine) {
   heap.shared_state_bytes = fast_path_state_bytes();
   rt.memory.setup(boot, heap);
   rt.space = rt.memory.space();
+
+  // The atomicity mode, the same on every PE: all-HW needs HCA atomics on all of them.
+  int lacking = -1;
+  for (int pe = 0; pe < rt.npes; ++pe)
+    if (!hca_capable(boot, pe) && lacking < 0) lacking = pe;
+  const char *why = nullptr;
+  auto mode = atomics::choose_mode({rt.config.atomics, lacking < 0, false}, &why);
+  if (!mode && rt.config.atomics == "hw" && lacking >= 0)
+    fatal(routine, "HOSHMEM_ATOMICS=hw, but PE %d cannot do HCA atomics%s%s", lacking,
+          lacking == rt.me ? ": " : "", lacking == rt.me ? no_hca.c_str() : "");
+  if (!mode) fatal(routine, "%s", why);
+  rt.mode = *mode;
+  if (rt.mode == atomics::AtomicityMode::AllHardware) rt.remote_atomics = hca_start(boot);
+  else hca_stop();
   rt.wait = choose_wait_policy(rt.config.wait, node_is_oversubscribed(boot));
   rt.wait.data_sleep = fast_path_data_sleep;
   if (rt.config.sleep_timeout_us) rt.wait.sleep_timeout_ns = rt.config.sleep_timeout_us * 1000;
@@ -172,6 +186,8 @@ void runtime_finalize() {
   retract_fast_path();
   rt.initialized = false;
   destroy_all_teams();
+  rt.remote_atomics = nullptr;
+  hca_stop();  // before the memory it registered goes
   rt.memory.teardown();
   rt.space = SymmetricSpace{};
   rt.control = nullptr;
@@ -185,8 +201,11 @@ void runtime_print_info(FILE *out) {
   fprintf(out, "hoshmem: OpenSHMEM %d.%d, %s\n", SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION,
           runtime_build_string());
   fprintf(out, "  PEs: %d, launcher: %s\n", rt.npes, rt.boot ? rt.boot->launcher() : "-");
-  fprintf(out, "  atomicity mode: %s (CPU atomics on shared memory; no RDMA device: "
-          "PCIe-atomic coherence not applicable)\n", atomics::mode_name(rt.mode));
+  fprintf(out, "  atomicity mode: %s (%s)\n", atomics::mode_name(rt.mode),
+          rt.mode == atomics::AtomicityMode::AllHardware
+              ? "every AMO by the HCA, to this node's PEs through loopback"
+              : "CPU atomics on shared memory");
+  fprintf(out, "  RDMA device: %s\n", hca_description().c_str());
   fprintf(out, "  symmetric heap: %s at %p (%s on every PE)\n",
           format_size(rt.memory.heap_size(), size, sizeof size), rt.memory.heap_base(),
           rt.memory.same_address_everywhere() ? "same address" : "different addresses");

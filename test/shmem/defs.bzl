@@ -13,6 +13,7 @@ def shmem_test(
         copts = [],
         binary = None,
         requires_cpu = None,
+        softhca = False,
         tags = []):
     """Builds `name` (cc_binary linked with //lib:hoshmem) and one sh_test `name_np<N>` per N.
 
@@ -26,6 +27,7 @@ def shmem_test(
       binary:        run this program (a target of an earlier shmem_test) instead of building one
       requires_cpu:  /proc/cpuinfo flags the run needs (space-separated); without them the test
                      says so and passes (a variant of code chosen per CPU that this one lacks)
+      softhca:       run over the software mlx5 HCA (//test/softhca), in a fabric of its own
     """
     if binary == None:
         binary = name
@@ -59,6 +61,10 @@ def shmem_test(
         args.append("--no-survivors")
     if requires_cpu:
         args += ["--requires-cpu", "'%s'" % requires_cpu]
+    data = [":" + binary, "//tools/oshrun:oshrun"]
+    if softhca:
+        args += ["--softhca", "$(rootpath //test/softhca:softlib/libibverbs.so.1)"]
+        data += ["//test/softhca:libs", "//test/softhca:softlib/libibverbs.so.1"]
 
     # Bazel kills a test at its own timeout; keep it above ours so our message wins.
     bazel_timeout = "short" if timeout_s <= 45 else ("moderate" if timeout_s <= 240 else "long")
@@ -70,7 +76,7 @@ def shmem_test(
                 "$(rootpath //tools/oshrun:oshrun)",
                 "$(rootpath :%s)" % binary,
             ],
-            data = [":" + binary, "//tools/oshrun:oshrun"],
+            data = data,
             timeout = bazel_timeout,
             tags = tags + ["shmem"],
         )

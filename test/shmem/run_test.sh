@@ -9,6 +9,8 @@
 #     --expect-stderr RE     extended regex that must match a line of stderr (repeatable;
 #                            "{np}" is replaced by N)
 #     --expect-output RE     same, but matched against stdout+stderr (repeatable)
+#     --softhca LIB          run over the software HCA: LIB is its libibverbs.so.1 (its directory
+#                            goes first in LD_LIBRARY_PATH), in a fabric of this run's own
 #     --requires-cpu FLAGS   CPU flags (/proc/cpuinfo) the run needs; if one is missing, say so
 #                            and pass without running
 #     --no-survivors         the program writes its PID to $SHTEST_PIDDIR/<pe>; after the launcher
@@ -18,7 +20,7 @@
 # On any failure the captured stdout/stderr are printed.
 set -u
 
-np=2 timeout_s=120 expect_status=0 no_survivors=0 requires_cpu=""
+np=2 timeout_s=120 expect_status=0 no_survivors=0 requires_cpu="" softhca=""
 envs=() stderr_res=() output_res=()
 while [[ $# -gt 2 ]]; do
   case "$1" in
@@ -30,6 +32,7 @@ while [[ $# -gt 2 ]]; do
     --expect-output) output_res+=("$2"); shift 2 ;;
     --no-survivors) no_survivors=1; shift ;;
     --requires-cpu) requires_cpu=$2; shift 2 ;;
+    --softhca) softhca=$2; shift 2 ;;
     *) echo "run_test.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -48,6 +51,11 @@ work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/shtest.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/pids"
 
+if [[ -n $softhca ]]; then
+  export LD_LIBRARY_PATH="$(cd "$(dirname "$softhca")" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # test sandboxes share /dev/shm but not PIDs: the fabric's name comes from /dev/urandom
+  export SOFTHCA_FABRIC="shtest-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
+fi
 for kv in "${envs[@]+"${envs[@]}"}"; do export "${kv?}"; done
 export SHTEST_PIDDIR="$work/pids"
 
