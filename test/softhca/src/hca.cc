@@ -856,8 +856,8 @@ bool take_recv(Qp* qp, RecvWqe* out) {
     Srq* s = qp->srq;
     std::lock_guard<std::mutex> g(s->mu);
     uint32_t posted = be32(__atomic_load_n(&reinterpret_cast<uint32_t*>(s->buf + s->cnt * s->stride)[0],
-                                           __ATOMIC_ACQUIRE));
-    if (s->hw_ci == posted) return false;
+                                           __ATOMIC_ACQUIRE)) & 0xffff;
+    if ((s->hw_ci & 0xffff) == posted) return false;
     out->idx = s->hw_ci & (s->cnt - 1);
     const uint8_t* w = s->buf + size_t(out->idx) * s->stride + 16;
     for (uint32_t i = 0; i < s->max_sge; ++i) {

@@ -138,6 +138,7 @@ struct Qp {
   uint8_t* cur_ctrl = nullptr;
   uint32_t cur_units = 0, cur_av_unit = 0;
   bool cur_has_av = false;
+  bool cur_addr_set = false, cur_data_set = false;  // UD/DC: the WQE ends when both setters ran
   // attributes
   ibv_qp_attr attr{};
   uint64_t dc_key = 0;

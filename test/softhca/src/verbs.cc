@@ -109,7 +109,8 @@ int poll_one(Cq* cq, ibv_wc* wc) {
     wc->byte_len = be32(cqe->byte_cnt);
     wc->status = err ? status_of(reinterpret_cast<mlx5_err_cqe*>(cqe)->syndrome) : IBV_WC_SUCCESS;
     if (err) wc->vendor_err = reinterpret_cast<mlx5_err_cqe*>(cqe)->vendor_err_synd;
-    qp->sq_ci = idx + qp->sq_wqe_bbs[slot];
+    // The CQE's WQE counter has 16 bits: extend it against the driver's 32-bit consumer index.
+    qp->sq_ci += uint16_t(idx - qp->sq_ci) + qp->sq_wqe_bbs[slot];
     return 1;
   }
   if (qp->srq) {
@@ -214,6 +215,8 @@ bool begin_wqe(Qp* qp, uint8_t opcode, uint8_t opmod, unsigned flags, uint32_t i
     qp->cur_units += 3;
     qp->cur_has_av = true;
   }
+  qp->cur_addr_set = !qp->cur_has_av;
+  qp->cur_data_set = false;
   return true;
 }
 
@@ -257,6 +260,8 @@ void finish_wqe(Qp* qp, uint64_t wr_id, uint8_t wc_opcode) {
   qp->sq_pi += bbs;
 }
 
+void wr_end(Qp* qp);
+
 void set_av(Qp* qp, Ah* ah, uint32_t remote, uint64_t key, bool dc) {
   if (!qp->cur_has_av) {
     qp->wr_err = EINVAL;
@@ -267,6 +272,8 @@ void set_av(Qp* qp, Ah* ah, uint32_t remote, uint64_t key, bool dc) {
   if (dc) av.key.dc_key = be64(key);
   else av.key.qkey.qkey = be32(uint32_t(key));
   wqe_write(qp, qp->sq_pi, qp->cur_av_unit * 16, &av, sizeof av);
+  qp->cur_addr_set = true;
+  if (qp->cur_data_set) wr_end(qp);  // wr_* API: the data setter came first
 }
 
 void ring(Qp* qp) {
@@ -402,7 +409,8 @@ int sh_post_srq_recv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad) {
     s->pi++;
   }
   if (rc) *bad = wr;
-  __atomic_store_n(reinterpret_cast<uint32_t*>(s->buf + s->cnt * s->stride), be32(s->pi),
+  // The SRQ doorbell record holds a 16-bit counter, as rdma-core's mlx5 writes it.
+  __atomic_store_n(reinterpret_cast<uint32_t*>(s->buf + s->cnt * s->stride), be32(s->pi & 0xffff),
                    __ATOMIC_RELEASE);
   return rc;
 }
@@ -452,6 +460,10 @@ void wr_set_ud_addr(ibv_qp_ex* x, ibv_ah* ah, uint32_t qpn, uint32_t qkey) {
 }
 void wr_end(Qp* qp) {
   if (qp->wr_err) return;
+  // rdma-core takes the address and data setters of a UD/DC WQE in either order: the WQE is
+  // complete once both have run (the address vector's place is reserved in begin_wqe).
+  qp->cur_data_set = true;
+  if (!qp->cur_addr_set) return;
   auto* c = reinterpret_cast<mlx5_wqe_ctrl_seg*>(wqe_at(qp, qp->sq_pi, 0));
   uint8_t op = be32(c->opmod_idx_opcode) & 0xff;
   uint8_t wcop = qp->sq_wc_opcode[qp->sq_pi & (qp->sq_bbs - 1)];

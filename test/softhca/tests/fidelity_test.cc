@@ -1,0 +1,431 @@
+// softhca fidelity tests: hardware counters wrap, driver rules as rdma-core applies them, and what
+// distinguishes one process (or emulated node) from another.
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#include "test/softhca/tests/common.h"
+
+namespace {
+
+constexpr int kAll = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                     IBV_ACCESS_REMOTE_ATOMIC;
+
+// A DCT (with its own SRQ) and a DCI in RTS, in one process.
+struct DcPair {
+  Dev& d;
+  ibv_cq* cq;
+  ibv_srq* srq = nullptr;
+  ibv_qp *dct = nullptr, *dci = nullptr;
+  static constexpr uint64_t kKey = 0x5eed;
+  DcPair(Dev& dev, ibv_cq* c, int depth, uint32_t dct_access = IBV_ACCESS_REMOTE_WRITE |
+                                                                IBV_ACCESS_REMOTE_READ |
+                                                                IBV_ACCESS_REMOTE_ATOMIC)
+      : d(dev), cq(c) {
+    ibv_srq_init_attr sa{};
+    sa.attr.max_wr = 16;
+    sa.attr.max_sge = 1;
+    srq = ibv_create_srq(d.pd, &sa);
+    ibv_qp_init_attr_ex a{};
+    a.qp_type = IBV_QPT_DRIVER;
+    a.send_cq = a.recv_cq = cq;
+    a.srq = srq;
+    a.pd = d.pd;
+    a.comp_mask = IBV_QP_INIT_ATTR_PD;
+    mlx5dv_qp_init_attr dv{};
+    dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
+    dv.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCT;
+    dv.dc_init_attr.dct_access_key = kKey;
+    dct = mlx5dv_create_qp(d.ctx, &a, &dv);
+    if (!dct) return;
+    ibv_qp_attr m{};
+    m.qp_state = IBV_QPS_INIT;
+    m.port_num = 1;
+    m.qp_access_flags = int(dct_access);
+    if (ibv_modify_qp(dct, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+      return;
+    m.qp_state = IBV_QPS_RTR;
+    m.path_mtu = IBV_MTU_4096;
+    m.min_rnr_timer = 1;
+    if (ibv_modify_qp(dct, &m, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_MIN_RNR_TIMER)) return;
+    ibv_qp_init_attr_ex b{};
+    b.qp_type = IBV_QPT_DRIVER;
+    b.send_cq = b.recv_cq = cq;
+    b.cap.max_send_wr = uint32_t(depth);
+    b.cap.max_send_sge = 1;
+    b.pd = d.pd;
+    b.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    b.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
+                       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+    mlx5dv_qp_init_attr dv2{};
+    dv2.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
+    dv2.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCI;
+    ibv_qp* q = mlx5dv_create_qp(d.ctx, &b, &dv2);
+    if (!q) return;
+    ibv_qp_attr n{};
+    n.qp_state = IBV_QPS_INIT;
+    n.port_num = 1;
+    if (ibv_modify_qp(q, &n, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT)) return;
+    n.qp_state = IBV_QPS_RTR;
+    n.path_mtu = IBV_MTU_4096;
+    if (ibv_modify_qp(q, &n, IBV_QP_STATE | IBV_QP_PATH_MTU)) return;
+    n.qp_state = IBV_QPS_RTS;
+    n.timeout = 8;
+    n.retry_cnt = 1;
+    n.rnr_retry = 7;
+    n.max_rd_atomic = 16;
+    if (ibv_modify_qp(q, &n, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                 IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+      return;
+    dci = q;
+  }
+  ~DcPair() {
+    if (dci) ibv_destroy_qp(dci);
+    if (dct) ibv_destroy_qp(dct);
+    if (srq) ibv_destroy_srq(srq);
+  }
+};
+
+ibv_ah* ah_to_self(Dev& d) {
+  ibv_ah_attr aa{};
+  aa.dlid = lid_of(d);
+  aa.port_num = 1;
+  return ibv_create_ah(d.pd, &aa);
+}
+
+// ---- 1: every counter that wraps on hardware wraps in the model --------------------------------
+// Posts `total` one-WQE operations through `post_one(i, signaled)`, one in 16 signaled, waiting for
+// each signaled completion. Past 65,536 WQE basic blocks the 16-bit WQE counter of the CQE wraps.
+void post_many(ibv_cq* cq, int total, const std::function<int(int i, bool signaled)>& post_one) {
+  for (int i = 0; i < total; ++i) {
+    bool sig = i % 16 == 15 || i == total - 1;
+    int rc = post_one(i, sig);
+    ASSERT_EQ(rc, 0) << "post " << i << " failed";
+    if (!sig) continue;
+    ibv_wc wc = wait_wc(cq);
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << "post " << i;
+    ASSERT_EQ(wc.wr_id, uint64_t(i));
+  }
+}
+
+constexpr int kWrapPosts = 140000;  // > 2 * 65,536 one-block WQEs, > 4 * 65,536 blocks of UD/DC
+
+TEST(Wrap, RcSendQueueThroughEveryPostingPath) {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 256, nullptr, nullptr, 0);
+  ibv_qp* a = make_rc(d, cq, true);
+  ibv_qp* b = make_rc(d, cq, true);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(connect_rc(a, b->qp_num, lid_of(d)), 0);
+  ASSERT_EQ(connect_rc(b, a->qp_num, lid_of(d)), 0);
+  static uint64_t src[2], dst[2];
+  ibv_mr* ms = ibv_reg_mr(d.pd, src, sizeof src, kAll);
+  ibv_mr* md = ibv_reg_mr(d.pd, dst, sizeof dst, kAll);
+  // ibv_post_send
+  post_many(cq, kWrapPosts, [&](int i, bool sig) {
+    src[0] = uint64_t(i);
+    ibv_sge s{uint64_t(uintptr_t(src)), 8, ms->lkey};
+    ibv_send_wr wr{}, *bad;
+    wr.wr_id = uint64_t(i);
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = sig ? IBV_SEND_SIGNALED : 0;
+    wr.wr.rdma.remote_addr = uint64_t(uintptr_t(dst));
+    wr.wr.rdma.rkey = md->rkey;
+    return ibv_post_send(a, &wr, &bad);
+  });
+  EXPECT_EQ(dst[0], uint64_t(kWrapPosts - 1));
+  // ibv_wr_* on the same QP (its counters keep going from where they are)
+  ibv_qp_ex* x = ibv_qp_to_qp_ex(a);
+  post_many(cq, kWrapPosts, [&](int i, bool sig) {
+    ibv_wr_start(x);
+    x->wr_id = uint64_t(i);
+    x->wr_flags = sig ? IBV_SEND_SIGNALED : 0;
+    ibv_wr_atomic_fetch_add(x, md->rkey, uint64_t(uintptr_t(&dst[1])), 1);
+    ibv_wr_set_sge(x, ms->lkey, uint64_t(uintptr_t(&src[1])), 8);
+    return ibv_wr_complete(x);
+  });
+  EXPECT_EQ(dst[1], uint64_t(kWrapPosts));
+  // mlx5dv_wr_raw_wqe: an RDMA write WQE of three segments
+  mlx5dv_qp_ex* m = mlx5dv_qp_ex_from_ibv_qp_ex(x);
+  post_many(cq, kWrapPosts, [&](int i, bool sig) {
+    alignas(64) uint8_t w[64] = {};
+    auto* c = reinterpret_cast<mlx5_wqe_ctrl_seg*>(w);
+    c->opmod_idx_opcode = bswap32(MLX5_OPCODE_RDMA_WRITE);
+    c->qpn_ds = bswap32(3);
+    auto* r = reinterpret_cast<mlx5_wqe_raddr_seg*>(w + 16);
+    r->raddr = bswap64(uint64_t(uintptr_t(dst)));
+    r->rkey = bswap32(md->rkey);
+    auto* ds = reinterpret_cast<mlx5_wqe_data_seg*>(w + 32);
+    ds->byte_count = bswap32(8);
+    ds->lkey = bswap32(ms->lkey);
+    ds->addr = bswap64(uint64_t(uintptr_t(src)));
+    src[0] = uint64_t(i) + 7;
+    ibv_wr_start(x);
+    x->wr_id = uint64_t(i);
+    x->wr_flags = sig ? IBV_SEND_SIGNALED : 0;
+    mlx5dv_wr_raw_wqe(m, w);
+    return ibv_wr_complete(x);
+  });
+  EXPECT_EQ(dst[0], uint64_t(kWrapPosts - 1 + 7));
+  ibv_destroy_qp(a);
+  ibv_destroy_qp(b);
+  ibv_dereg_mr(ms);
+  ibv_dereg_mr(md);
+  ibv_destroy_cq(cq);
+}
+
+TEST(Wrap, UdSendQueue) {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 256, nullptr, nullptr, 0);
+  ibv_qp* q = make_ud(d, cq, 64);
+  ibv_qp* peer = make_ud(d, cq, 64);  // receives nothing: every datagram is dropped there
+  ASSERT_TRUE(q && peer);
+  ibv_ah* ah = ah_to_self(d);
+  static uint64_t src;
+  ibv_mr* ms = ibv_reg_mr(d.pd, &src, sizeof src, kAll);
+  ibv_qp_ex* x = ibv_qp_to_qp_ex(q);
+  post_many(cq, kWrapPosts, [&](int i, bool sig) {
+    ibv_sge s{uint64_t(uintptr_t(&src)), 8, ms->lkey};
+    if (i % 2) {  // alternate ibv_post_send and ibv_wr_*
+      ibv_wr_start(x);
+      x->wr_id = uint64_t(i);
+      x->wr_flags = sig ? IBV_SEND_SIGNALED : 0;
+      ibv_wr_send(x);
+      ibv_wr_set_ud_addr(x, ah, peer->qp_num, 0x11111111);
+      ibv_wr_set_sge(x, ms->lkey, uint64_t(uintptr_t(&src)), 8);
+      return ibv_wr_complete(x);
+    }
+    ibv_send_wr wr{}, *bad;
+    wr.wr_id = uint64_t(i);
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = sig ? IBV_SEND_SIGNALED : 0;
+    wr.wr.ud.ah = ah;
+    wr.wr.ud.remote_qpn = peer->qp_num;
+    wr.wr.ud.remote_qkey = 0x11111111;
+    return ibv_post_send(q, &wr, &bad);
+  });
+  ibv_destroy_qp(q);
+  ibv_destroy_qp(peer);
+  ibv_destroy_ah(ah);
+  ibv_dereg_mr(ms);
+  ibv_destroy_cq(cq);
+}
+
+TEST(Wrap, DciSendQueue) {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 256, nullptr, nullptr, 0);
+  DcPair dc(d, cq, 64);
+  ASSERT_TRUE(dc.dci);
+  ibv_ah* ah = ah_to_self(d);
+  static uint64_t word, res;
+  ibv_mr* mw = ibv_reg_mr(d.pd, &word, 8, kAll);
+  ibv_mr* mr = ibv_reg_mr(d.pd, &res, 8, kAll);
+  ibv_qp_ex* x = ibv_qp_to_qp_ex(dc.dci);
+  mlx5dv_qp_ex* m = mlx5dv_qp_ex_from_ibv_qp_ex(x);
+  post_many(cq, kWrapPosts, [&](int i, bool sig) {
+    ibv_wr_start(x);
+    x->wr_id = uint64_t(i);
+    x->wr_flags = sig ? IBV_SEND_SIGNALED : 0;
+    ibv_wr_atomic_fetch_add(x, mw->rkey, uint64_t(uintptr_t(&word)), 1);
+    mlx5dv_wr_set_dc_addr(m, ah, dc.dct->qp_num, DcPair::kKey);
+    ibv_wr_set_sge(x, mr->lkey, uint64_t(uintptr_t(&res)), 8);
+    return ibv_wr_complete(x);
+  });
+  EXPECT_EQ(word, uint64_t(kWrapPosts));
+  ibv_destroy_ah(ah);
+  ibv_dereg_mr(mw);
+  ibv_dereg_mr(mr);
+  ibv_destroy_cq(cq);
+}
+
+// Receive counters: the RQ's and the SRQ's 16-bit doorbell counters wrap as well. The SRQ is
+// driven raw (WQEs and the 16-bit counter written as libmlx5 writes them), so the model must
+// compare 16 bits; a receive not yet posted must not be taken after the wrap.
+TEST(Wrap, ReceiveQueueAndSrqCounters) {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 512, nullptr, nullptr, 0);
+  ibv_srq_init_attr sa{};
+  sa.attr.max_wr = 64;
+  sa.attr.max_sge = 1;
+  ibv_srq* srq = ibv_create_srq(d.pd, &sa);
+  ASSERT_NE(srq, nullptr);
+  mlx5dv_srq dvs{};
+  mlx5dv_obj obj{};
+  obj.srq.in = srq;
+  obj.srq.out = &dvs;
+  ASSERT_EQ(mlx5dv_init_obj(&obj, MLX5DV_OBJ_SRQ), 0);
+  const uint32_t srq_cnt = dvs.tail + 1;
+  static uint64_t src, rbuf[64];
+  ibv_mr* ms = ibv_reg_mr(d.pd, &src, 8, kAll);
+  ibv_mr* mr = ibv_reg_mr(d.pd, rbuf, sizeof rbuf, kAll);
+  uint16_t srq_counter = 0;
+  auto raw_srq_recv = [&](uint64_t* buf) {
+    auto* w = static_cast<uint8_t*>(dvs.buf) + size_t(srq_counter & (srq_cnt - 1)) * dvs.stride;
+    memset(w, 0, 16);
+    auto* ds = reinterpret_cast<mlx5_wqe_data_seg*>(w + 16);
+    ds->byte_count = bswap32(8);
+    ds->lkey = bswap32(mr->lkey);
+    ds->addr = bswap64(uint64_t(uintptr_t(buf)));
+    srq_counter++;
+    __atomic_store_n(&dvs.dbrec[0], bswap32(srq_counter), __ATOMIC_RELEASE);
+  };
+  for (bool use_srq : {false, true}) {
+    ibv_qp_init_attr ia{};
+    ia.send_cq = ia.recv_cq = cq;
+    ia.srq = use_srq ? srq : nullptr;
+    ia.cap.max_send_wr = 64;
+    ia.cap.max_recv_wr = 64;
+    ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+    ia.cap.max_inline_data = 16;
+    ia.qp_type = IBV_QPT_RC;
+    ibv_qp* a = ibv_create_qp(d.pd, &ia);
+    ibv_qp* b = ibv_create_qp(d.pd, &ia);
+    ASSERT_TRUE(a && b);
+    for (ibv_qp* q : {a, b}) {
+      ibv_qp_attr m{};
+      m.qp_state = IBV_QPS_INIT;
+      m.port_num = 1;
+      ASSERT_EQ(ibv_modify_qp(q, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+    }
+    ASSERT_EQ(connect_rc(a, b->qp_num, lid_of(d)), 0);
+    ASSERT_EQ(connect_rc(b, a->qp_num, lid_of(d)), 0);
+    auto send = [&](uint64_t v) {
+      src = v;
+      ibv_sge s{uint64_t(uintptr_t(&src)), 8, ms->lkey};
+      ibv_send_wr wr{}, *bad;
+      wr.wr_id = v;
+      wr.sg_list = &s;
+      wr.num_sge = 1;
+      wr.opcode = IBV_WR_SEND;
+      wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+      return ibv_post_send(a, &wr, &bad);
+    };
+    const int kRecvs = 70000, kBatch = 32;
+    for (int base = 0; base < kRecvs; base += kBatch) {
+      for (int j = 0; j < kBatch; ++j) {
+        if (use_srq) {
+          raw_srq_recv(&rbuf[j]);
+          continue;
+        }
+        ibv_sge rs{uint64_t(uintptr_t(&rbuf[j])), 8, mr->lkey};
+        ibv_recv_wr rw{}, *rbad;
+        rw.wr_id = uint64_t(base + j);
+        rw.sg_list = &rs;
+        rw.num_sge = 1;
+        ASSERT_EQ(ibv_post_recv(b, &rw, &rbad), 0) << "receive " << base + j;
+      }
+      for (int j = 0; j < kBatch; ++j) {
+        ASSERT_EQ(send(uint64_t(base + j)), 0);
+        for (int k = 0; k < 2; ++k) {
+          ibv_wc wc = wait_wc(cq);
+          ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << (use_srq ? "srq " : "rq ") << base + j;
+          if (wc.qp_num != b->qp_num) continue;
+          if (!use_srq) ASSERT_EQ(wc.wr_id, uint64_t(base + j));
+          ASSERT_EQ(rbuf[j], uint64_t(base + j));
+        }
+      }
+    }
+    // Nothing posted: the next send waits (RNR) until a receive is posted.
+    ASSERT_EQ(send(1u << 30), 0);
+    usleep(20000);
+    ibv_wc none;
+    EXPECT_EQ(ibv_poll_cq(cq, 1, &none), 0) << (use_srq ? "srq" : "rq");
+    if (use_srq) raw_srq_recv(&rbuf[0]);
+    else {
+      ibv_sge rs{uint64_t(uintptr_t(&rbuf[0])), 8, mr->lkey};
+      ibv_recv_wr rw{}, *rbad;
+      rw.sg_list = &rs;
+      rw.num_sge = 1;
+      ASSERT_EQ(ibv_post_recv(b, &rw, &rbad), 0);
+    }
+    for (int k = 0; k < 2; ++k) EXPECT_EQ(wait_wc(cq).status, IBV_WC_SUCCESS);
+    EXPECT_EQ(rbuf[0], 1u << 30);
+    ibv_destroy_qp(a);
+    ibv_destroy_qp(b);
+  }
+  ibv_destroy_srq(srq);
+  ibv_dereg_mr(ms);
+  ibv_dereg_mr(mr);
+  ibv_destroy_cq(cq);
+}
+
+// ---- 2: rdma-core accepts the wr_* setters of a UD/DC WQE in either order ----------------------
+TEST(WrSetters, AddressAfterDataForUdAndDc) {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 64, nullptr, nullptr, 0);
+  ibv_qp* q = make_ud(d, cq, 16);
+  ibv_qp* peer = make_ud(d, cq, 16);
+  ASSERT_TRUE(q && peer);
+  ibv_ah* ah = ah_to_self(d);
+  static char msg[16] = "either order", rbuf[64];
+  ibv_mr* ms = ibv_reg_mr(d.pd, msg, sizeof msg, kAll);
+  ibv_mr* mr = ibv_reg_mr(d.pd, rbuf, sizeof rbuf, kAll);
+  ibv_sge rs{uint64_t(uintptr_t(rbuf)), sizeof rbuf, mr->lkey};
+  ibv_recv_wr rw{}, *rbad;
+  rw.wr_id = 1;
+  rw.sg_list = &rs;
+  rw.num_sge = 1;
+  ASSERT_EQ(ibv_post_recv(peer, &rw, &rbad), 0);
+  ibv_qp_ex* x = ibv_qp_to_qp_ex(q);
+  ibv_wr_start(x);
+  x->wr_id = 2;
+  x->wr_flags = IBV_SEND_SIGNALED;
+  ibv_wr_send(x);
+  ibv_wr_set_sge(x, ms->lkey, uint64_t(uintptr_t(msg)), sizeof msg);
+  ibv_wr_set_ud_addr(x, ah, peer->qp_num, 0x11111111);
+  ASSERT_EQ(ibv_wr_complete(x), 0);
+  for (int i = 0; i < 2; ++i) {
+    ibv_wc wc = wait_wc(cq);
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << "wr_id " << wc.wr_id;
+  }
+  EXPECT_STREQ(rbuf + 40, msg);
+  // Inline data before the address, too.
+  ASSERT_EQ(ibv_post_recv(peer, &rw, &rbad), 0);
+  memset(rbuf, 0, sizeof rbuf);
+  ibv_wr_start(x);
+  x->wr_id = 3;
+  x->wr_flags = IBV_SEND_SIGNALED;
+  ibv_wr_send(x);
+  ibv_wr_set_inline_data(x, msg, sizeof msg);
+  ibv_wr_set_ud_addr(x, ah, peer->qp_num, 0x11111111);
+  ASSERT_EQ(ibv_wr_complete(x), 0);
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(wait_wc(cq).status, IBV_WC_SUCCESS);
+  EXPECT_STREQ(rbuf + 40, msg);
+  // DC: the SGE first, then the DC address.
+  DcPair dc(d, cq, 16);
+  ASSERT_TRUE(dc.dci);
+  static uint64_t word = 5, res;
+  ibv_mr* mw = ibv_reg_mr(d.pd, &word, 8, kAll);
+  ibv_mr* mres = ibv_reg_mr(d.pd, &res, 8, kAll);
+  ibv_qp_ex* dx = ibv_qp_to_qp_ex(dc.dci);
+  ibv_wr_start(dx);
+  dx->wr_id = 4;
+  dx->wr_flags = IBV_SEND_SIGNALED;
+  ibv_wr_atomic_fetch_add(dx, mw->rkey, uint64_t(uintptr_t(&word)), 10);
+  ibv_wr_set_sge(dx, mres->lkey, uint64_t(uintptr_t(&res)), 8);
+  mlx5dv_wr_set_dc_addr(mlx5dv_qp_ex_from_ibv_qp_ex(dx), ah, dc.dct->qp_num, DcPair::kKey);
+  ASSERT_EQ(ibv_wr_complete(dx), 0);
+  ibv_wc wc = wait_wc(cq);
+  EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(res, 5u);
+  EXPECT_EQ(word, 15u);
+  ibv_destroy_qp(q);
+  ibv_destroy_qp(peer);
+  ibv_destroy_ah(ah);
+  ibv_dereg_mr(ms);
+  ibv_dereg_mr(mr);
+  ibv_dereg_mr(mw);
+  ibv_dereg_mr(mres);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return softhca_test_main(argc, argv, "fidelity-test", [](const char* mode) {
+    (void)mode;
+    return 64;
+  });
+}
