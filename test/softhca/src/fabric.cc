@@ -19,7 +19,7 @@ namespace softhca {
 
 namespace {
 constexpr uint32_t kMagic = 0x53484341;  // "SHCA"
-constexpr uint32_t kVersion = 6;
+constexpr uint32_t kVersion = 7;
 
 void init_robust(pthread_mutex_t* m) {
   pthread_mutexattr_t a;
@@ -163,6 +163,7 @@ bool Fabric::attach() {
     memset(shm_->mrs[slot], 0, sizeof shm_->mrs[slot]);
     n.owner_waiting.store(0);  // a previous owner may have died waiting
     pthread_mutex_unlock(&n.direct);
+    join_host(uint32_t(slot));
     n.gen++;
     n.in_use = 1;
     node_ = uint32_t(slot);
@@ -171,6 +172,42 @@ bool Fabric::attach() {
     return true;
   }
   return false;
+}
+
+// Processes naming the same SOFTHCA_NODE share a host (its LIDs); every other process gets a
+// host of its own. LID ranges are handed out round-robin, so a departed host's LIDs are not
+// reused at once.
+void Fabric::join_host(uint32_t slot) {
+  const char* want = getenv("SOFTHCA_NODE");
+  if (!want) want = "";
+  auto used = [&](uint32_t h) {
+    for (uint32_t i = 0; i < kMaxNodes; ++i)
+      if (i != slot && shm_->nodes[i].in_use && shm_->nodes[i].host == h) return true;
+    return false;
+  };
+  int host = -1;
+  if (*want)
+    for (uint32_t h = 0; h < kMaxNodes && host < 0; ++h)
+      if (used(h) && strncmp(shm_->hosts[h].name, want, sizeof shm_->hosts[h].name) == 0)
+        host = int(h);
+  if (host < 0) {
+    for (uint32_t h = 0; h < kMaxNodes && host < 0; ++h)
+      if (!used(h)) host = int(h);
+    Host& x = shm_->hosts[host];
+    snprintf(x.name, sizeof x.name, "%s", want);
+    constexpr uint32_t kRanges = 0xbfff / kLidsPerHost - 1;  // unicast LIDs end at 0xbfff
+    for (uint32_t tries = 0; tries < kRanges; ++tries) {
+      uint32_t base = 1 + (shm_->next_lid_base++ % kRanges) * kLidsPerHost;
+      bool taken = false;
+      for (uint32_t h = 0; h < kMaxNodes; ++h)
+        if (int(h) != host && used(h) && shm_->hosts[h].lid_base == base) taken = true;
+      if (taken) continue;
+      x.lid_base = base;
+      break;
+    }
+  }
+  shm_->nodes[slot].host = uint32_t(host);
+  lid_base_ = shm_->hosts[host].lid_base;
 }
 
 void Fabric::detach(bool unmap) {

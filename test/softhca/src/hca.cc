@@ -173,17 +173,6 @@ const Config& config() {
   return c;
 }
 
-uint16_t port_lid(int dev, int port) { return uint16_t(1 + dev * 2 + (port - 1)); }
-uint64_t node_guid(int dev) { return 0x98039b0300a1b200ull + uint64_t(dev); }
-
-void port_gid(int dev, int port, uint8_t out[16]) {
-  memset(out, 0, 16);
-  out[0] = 0xfe;
-  out[1] = 0x80;
-  uint64_t g = be64(node_guid(dev) + uint64_t(port - 1) * 0x100);
-  memcpy(out + 8, &g, 8);
-}
-
 Hca& Hca::get() {
   static Hca* h = new Hca;  // never destroyed: the model thread may outlive static destructors
   return *h;

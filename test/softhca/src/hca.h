@@ -28,9 +28,12 @@ inline uint32_t be32(uint32_t v) { return __builtin_bswap32(v); }
 inline uint16_t be16(uint16_t v) { return __builtin_bswap16(v); }
 inline uint64_t be64(uint64_t v) { return __builtin_bswap64(v); }
 
+// Identity of this process's emulated machine and keys (identity.cc): distinct per process, or
+// per SOFTHCA_NODE group, so that a peer's LID, GID or rkey cannot be mistaken for one's own.
 uint16_t port_lid(int dev, int port);
 uint64_t node_guid(int dev);
 void port_gid(int dev, int port, uint8_t out[16]);  // GID index 0: link-local from the port GUID
+uint32_t next_mr_key();  // lkey = rkey of a new MR: random start per process, then sequential
 
 class Hca {
  public:

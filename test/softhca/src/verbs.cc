@@ -878,7 +878,7 @@ ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t len, uint64_t iova, unsi
   }
   Hca& h = Hca::get();
   auto* mr = new Mr{};
-  uint32_t key = (h.next_key++ & 0xffffff) << 8 | 0x5a;
+  uint32_t key = next_mr_key();
   mr->mr.context = pd->context;
   mr->mr.pd = pd;
   mr->mr.addr = addr;

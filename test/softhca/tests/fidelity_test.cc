@@ -421,11 +421,142 @@ TEST(WrSetters, AddressAfterDataForUdAndDc) {
   ibv_dereg_mr(mres);
 }
 
+// ---- 6: keys, LIDs and GIDs differ between processes (and SOFTHCA_NODE groups) ----------------
+struct Ident {
+  unsigned qpn = 0, rkey = 0, lid = 0;
+  unsigned long addr = 0;
+  unsigned long long gid_hi = 0, gid_lo = 0;
+};
+
+void gid_words(Dev& d, unsigned long long* hi, unsigned long long* lo) {
+  ibv_gid g;
+  ibv_query_gid(d.ctx, 1, 0, &g);
+  uint64_t h, l;
+  memcpy(&h, g.raw, 8);
+  memcpy(&l, g.raw + 8, 8);
+  *hi = bswap64(h);
+  *lo = bswap64(l);
+}
+
+// Child: an RC QP and a registered buffer; prints its identity, connects to the QPN and LID it
+// reads, then serves until stdin closes.
+int run_ident_peer() {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 16, nullptr, nullptr, 0);
+  ibv_qp* qp = make_rc(d, cq);
+  static uint64_t buf[8];
+  ibv_mr* mr = ibv_reg_mr(d.pd, buf, sizeof buf, kAll);
+  if (!qp || !mr) return 2;
+  unsigned long long hi, lo;
+  gid_words(d, &hi, &lo);
+  printf("%u %lu %u %u %llx %llx\n", qp->qp_num, (unsigned long)uintptr_t(buf), mr->rkey,
+         lid_of(d), hi, lo);
+  fflush(stdout);
+  unsigned remote, lid;
+  if (scanf("%u %u", &remote, &lid) != 2) return 0;
+  if (connect_rc(qp, remote, uint16_t(lid))) return 3;
+  printf("ready\n");
+  fflush(stdout);
+  char word[16];
+  if (scanf("%15s", word) != 1) return 0;
+  printf("%lu\n", (unsigned long)buf[0]);
+  fflush(stdout);
+  return 0;
+}
+
+Ident read_ident(Child& c) {
+  Ident x;
+  EXPECT_EQ(fscanf(c.out, "%u %lu %u %u %llx %llx", &x.qpn, &x.addr, &x.rkey, &x.lid, &x.gid_hi,
+                   &x.gid_lo),
+            6);
+  return x;
+}
+
+TEST(Identity, ProcessesHaveDistinctKeysLidsAndGids) {
+  Child p1("ident"), p2("ident");
+  Ident a = read_ident(p1), b = read_ident(p2);
+  Dev d;
+  static uint64_t mine;
+  ibv_mr* mr = ibv_reg_mr(d.pd, &mine, 8, kAll);
+  unsigned long long hi, lo;
+  gid_words(d, &hi, &lo);
+  EXPECT_NE(a.lid, b.lid);
+  EXPECT_NE(a.lid, lid_of(d));
+  EXPECT_NE(b.lid, lid_of(d));
+  EXPECT_NE(a.gid_lo, b.gid_lo);
+  EXPECT_NE(a.gid_lo, lo);
+  EXPECT_EQ(a.gid_hi, 0xfe80000000000000ull);
+  EXPECT_NE(a.rkey, b.rkey);  // the first MR of each process
+  EXPECT_NE(a.rkey, mr->rkey);
+  ibv_dereg_mr(mr);
+}
+
+TEST(Identity, NodeKnobGroupsProcessesOnOneLidAndGid) {
+  Child x1("ident", {"SOFTHCA_NODE=x"}), x2("ident", {"SOFTHCA_NODE=x"}), y("ident", {"SOFTHCA_NODE=y"});
+  Ident a = read_ident(x1), b = read_ident(x2), c = read_ident(y);
+  EXPECT_EQ(a.lid, b.lid);
+  EXPECT_EQ(a.gid_lo, b.gid_lo);
+  EXPECT_NE(a.lid, c.lid);
+  EXPECT_NE(a.gid_lo, c.gid_lo);
+  EXPECT_NE(a.rkey, b.rkey);  // one HCA, two processes: two keys
+  EXPECT_NE(a.qpn, b.qpn);
+}
+
+// A requester that names its own LID, or its own rkey, where the peer's belongs fails.
+TEST(Identity, OwnLidOrOwnRkeyInsteadOfPeersFails) {
+  Child p("ident");
+  Ident peer = read_ident(p);
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 16, nullptr, nullptr, 0);
+  static uint64_t src = 42;
+  ibv_mr* ms = ibv_reg_mr(d.pd, &src, 8, kAll);
+  auto write = [&](ibv_qp* qp, uint32_t rkey) {
+    ibv_sge s{uint64_t(uintptr_t(&src)), 8, ms->lkey};
+    ibv_send_wr wr{}, *bad;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = peer.addr;
+    wr.wr.rdma.rkey = rkey;
+    EXPECT_EQ(ibv_post_send(qp, &wr, &bad), 0);
+    return wait_wc(cq).status;
+  };
+  // The peer accepts this QP; first we name our own LID as the destination: nothing answers.
+  ibv_qp* qp = make_rc(d, cq);
+  ASSERT_EQ(connect_rc(qp, peer.qpn, lid_of(d), 7, 4, 1), 0);
+  fprintf(p.in, "%u %u\n", qp->qp_num, lid_of(d));
+  fflush(p.in);
+  char word[16];
+  ASSERT_EQ(fscanf(p.out, "%15s", word), 1);
+  EXPECT_EQ(write(qp, peer.rkey), IBV_WC_RETRY_EXC_ERR);
+  // Again from RESET with the peer's LID: our own rkey is refused, the peer's accepted.
+  ibv_qp_attr m{};
+  m.qp_state = IBV_QPS_RESET;
+  ASSERT_EQ(ibv_modify_qp(qp, &m, IBV_QP_STATE), 0);
+  m.qp_state = IBV_QPS_INIT;
+  m.port_num = 1;
+  m.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+  ASSERT_EQ(ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+  ASSERT_EQ(connect_rc(qp, peer.qpn, uint16_t(peer.lid)), 0);
+  EXPECT_EQ(write(qp, peer.rkey), IBV_WC_SUCCESS);
+  EXPECT_EQ(write(qp, ms->rkey), IBV_WC_REM_ACCESS_ERR);
+  fprintf(p.in, "done\n");
+  fflush(p.in);
+  unsigned long v = 0;
+  ASSERT_EQ(fscanf(p.out, "%lu", &v), 1);
+  EXPECT_EQ(v, 42u);
+  EXPECT_EQ(p.wait(), 0);
+  ibv_destroy_qp(qp);
+  ibv_dereg_mr(ms);
+  ibv_destroy_cq(cq);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   return softhca_test_main(argc, argv, "fidelity-test", [](const char* mode) {
-    (void)mode;
+    if (!strcmp(mode, "ident")) return run_ident_peer();
     return 64;
   });
 }

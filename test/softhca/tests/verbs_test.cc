@@ -723,11 +723,11 @@ int run_peer(int mode) {
   ibv_mr* mr = ibv_reg_mr(d.pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                                                    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
   buf[0] = 1000;
-  printf("%u %lu %u\n", qp->qp_num, (unsigned long)uintptr_t(buf), mr->rkey);
+  printf("%u %lu %u %u\n", qp->qp_num, (unsigned long)uintptr_t(buf), mr->rkey, lid_of(d));
   fflush(stdout);
-  unsigned remote;
-  if (scanf("%u", &remote) != 1) return 2;
-  if (connect_rc(qp, remote, lid_of(d))) return 3;
+  unsigned remote, remote_lid;
+  if (scanf("%u %u", &remote, &remote_lid) != 2) return 2;
+  if (connect_rc(qp, remote, uint16_t(remote_lid))) return 3;
   printf("ready\n");
   fflush(stdout);
   char cmd[16];
@@ -742,14 +742,14 @@ TEST(MultiProcess, AtomicsAcrossProcessesThenPeerGone) {
   for (const char* mode : {"0", "1"}) {
     Child c(mode);
     ASSERT_GT(c.pid, 0);
-    unsigned qpn, rkey;
+    unsigned qpn, rkey, lid;
     unsigned long addr;
-    ASSERT_EQ(fscanf(c.out, "%u %lu %u", &qpn, &addr, &rkey), 3);
+    ASSERT_EQ(fscanf(c.out, "%u %lu %u %u", &qpn, &addr, &rkey, &lid), 4);
     Dev d;
     ibv_cq* cq = ibv_create_cq(d.ctx, 16, nullptr, nullptr, 0);
     ibv_qp* qp = make_rc(d, cq);
-    ASSERT_EQ(connect_rc(qp, qpn, lid_of(d), 7, 10, 1), 0);
-    fprintf(c.in, "%u\n", qp->qp_num);
+    ASSERT_EQ(connect_rc(qp, qpn, uint16_t(lid), 7, 10, 1), 0);  // the peer's LID, not ours
+    fprintf(c.in, "%u %u\n", qp->qp_num, lid_of(d));
     fflush(c.in);
     char word[16];
     ASSERT_EQ(fscanf(c.out, "%15s", word), 1);
