@@ -1077,9 +1077,11 @@ void Hca::deliver(Pending& p, const uint8_t* data, uint32_t len) {
       if (!config().atomic_host_endian) v = be64(v);
       memcpy(res, &v, 8);
     } else {
+      // 4-byte (extended) replies are big-endian in either mode: the endianness mode covers
+      // 8-byte replies only (UCX keeps 4 in ext_atomic_arg_sizes_be whatever the mode says).
       uint32_t v;
       memcpy(&v, data, 4);
-      if (!config().atomic_host_endian) v = be32(v);
+      v = be32(v);
       memcpy(res, &v, 4);
     }
     uint32_t done = 0;
