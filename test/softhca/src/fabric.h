@@ -141,6 +141,8 @@ class Fabric {
   void lock_shared();
   void unlock_shared();
   void join_host(uint32_t slot);  // shared lock held
+  // Removes fabric segments none of whose nodes is alive (their users were killed).
+  static void reap_abandoned_fabrics();
   Shared* shm_ = nullptr;
   uint32_t lid_base_ = 1;
   uint32_t node_ = 0, gen_ = 0;

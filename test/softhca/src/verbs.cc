@@ -667,6 +667,7 @@ void fill_dev_attr(Context* ctx, ibv_device_attr* a) {
   a->max_srq = 1 << 16;
   a->max_srq_wr = 32767;
   a->max_srq_sge = 31;
+  a->max_ah = 0x7fffffff;  // as mlx5_ib reports: address handles are limited by memory only
   a->max_pkeys = 1;
   a->local_ca_ack_delay = 16;
   a->phys_port_cnt = uint8_t(config().num_ports);

@@ -1,5 +1,7 @@
 // softhca fidelity tests: hardware counters wrap, driver rules as rdma-core applies them, and what
 // distinguishes one process (or emulated node) from another.
+#include <dirent.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 
@@ -552,11 +554,75 @@ TEST(Identity, OwnLidOrOwnRkeyInsteadOfPeersFails) {
   ibv_destroy_cq(cq);
 }
 
+// ---- 8: max_ah, and no segment outlives the processes of its fabric ---------------------------
+TEST(Device, ReportsMaxAh) {
+  Dev d;
+  ibv_device_attr a{};
+  ASSERT_EQ(ibv_query_device(d.ctx, &a), 0);
+  EXPECT_GT(a.max_ah, 0);
+  ibv_device_attr_ex x{};
+  ASSERT_EQ(ibv_query_device_ex(d.ctx, nullptr, &x), 0);
+  EXPECT_EQ(x.orig_attr.max_ah, a.max_ah);
+}
+
+// Child: opens a device in the fabric its environment names and waits to be killed.
+int run_sleeper() {
+  Dev d;
+  if (!d.ctx) return 2;
+  printf("ready\n");
+  fflush(stdout);
+  pause();
+  return 0;
+}
+
+std::vector<std::string> shm_entries_with(const std::string& part) {
+  std::vector<std::string> out;
+  if (DIR* dir = opendir("/dev/shm")) {
+    while (dirent* de = readdir(dir))
+      if (strstr(de->d_name, part.c_str())) out.push_back(de->d_name);
+    closedir(dir);
+  }
+  return out;
+}
+
+TEST(Fabric, KilledLastProcessLeavesNoSegmentAfterNextStart) {
+  std::string fab = std::string(getenv("SOFTHCA_FABRIC")) + "-killed";
+  {
+    Child c("sleeper", {"SOFTHCA_FABRIC=" + fab});
+    char word[16];
+    ASSERT_EQ(fscanf(c.out, "%15s", word), 1);
+    ASSERT_FALSE(shm_entries_with(fab).empty());  // the fabric exists while its process lives
+    kill(c.pid, SIGKILL);
+    c.wait();
+  }
+  // Anything that starts next (here: this process, in its own fabric) removes the orphan.
+  Dev d;
+  ASSERT_NE(d.ctx, nullptr);
+  EXPECT_TRUE(shm_entries_with(fab).empty()) << shm_entries_with(fab)[0];
+  // A live fabric is left alone.
+  std::string live = std::string(getenv("SOFTHCA_FABRIC")) + "-live";
+  Child c("sleeper", {"SOFTHCA_FABRIC=" + live});
+  char word[16];
+  ASSERT_EQ(fscanf(c.out, "%15s", word), 1);
+  {
+    Child other("sleeper", {"SOFTHCA_FABRIC=" + fab});  // another start, another reap
+    ASSERT_EQ(fscanf(other.out, "%15s", word), 1);
+    kill(other.pid, SIGKILL);
+  }
+  EXPECT_FALSE(shm_entries_with(live).empty());
+  kill(c.pid, SIGKILL);
+  c.wait();
+  Child("start").wait();  // a last start removes what this test killed
+  EXPECT_TRUE(shm_entries_with(live).empty());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   return softhca_test_main(argc, argv, "fidelity-test", [](const char* mode) {
     if (!strcmp(mode, "ident")) return run_ident_peer();
+    if (!strcmp(mode, "sleeper")) return run_sleeper();
+    if (!strcmp(mode, "start")) return Dev().ctx ? 0 : 2;
     return 64;
   });
 }
