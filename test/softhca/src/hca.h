@@ -34,6 +34,8 @@ uint16_t port_lid(int dev, int port);
 uint64_t node_guid(int dev);
 void port_gid(int dev, int port, uint8_t out[16]);  // GID index 0: link-local from the port GUID
 uint32_t next_mr_key();  // lkey = rkey of a new MR: random start per process, then sequential
+// mlx5dv_create_qp creation flags (qp_flags.cc): 0 or the errno rdma-core/the kernel give.
+int check_dv_create_flags(const mlx5dv_qp_init_attr* dv);
 
 class Hca {
  public:

@@ -119,6 +119,7 @@ struct Qp {
   bool sig_all;
   uint32_t max_inline, max_send_sge, max_recv_sge;
   uint64_t send_ops_flags;
+  uint32_t dv_create_flags = 0;  // MLX5DV_QP_CREATE_*
   // hardware-visible queues
   uint32_t* dbrec;  // [0] receive counter, [1] send counter (big-endian)
   uint8_t* sq_buf;

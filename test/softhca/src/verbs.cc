@@ -537,6 +537,11 @@ void dv_set_dc_addr(mlx5dv_qp_ex* m, ibv_ah* ah, uint32_t dctn, uint64_t key) {
   }
   set_av(qp, reinterpret_cast<Ah*>(ah), dctn, key, true);
 }
+// DCI streams are not modelled: every stream of a DCI keeps the DCI's one order (perftest's DC
+// tests address DCTs through this entry point).
+void dv_set_dc_addr_stream(mlx5dv_qp_ex* m, ibv_ah* ah, uint32_t dctn, uint64_t key, uint16_t) {
+  dv_set_dc_addr(m, ah, dctn, key);
+}
 
 }  // namespace
 
@@ -708,6 +713,10 @@ ibv_qp* sh_create_qp_ex(ibv_context* c, ibv_qp_init_attr_ex* attr) {
 }
 
 ibv_srq* sh_create_srq_ex(ibv_context* c, ibv_srq_init_attr_ex* a) { return make_srq(c, a); }
+int sh_get_srq_num(ibv_srq* srq, uint32_t* num) {  // as mlx5: any SRQ's number (perftest DC uses it)
+  *num = reinterpret_cast<Srq*>(srq)->srqn;
+  return 0;
+}
 
 }  // namespace
 
@@ -754,6 +763,7 @@ ibv_context* softhca_v11_ibv_open_device(ibv_device* dev) {
   v.create_cq_ex = sh_create_cq_ex;
   v.create_qp_ex = sh_create_qp_ex;
   v.create_srq_ex = sh_create_srq_ex;
+  v.get_srq_num = sh_get_srq_num;
   ibv_context& c = v.context;
   c.device = dev;
   c.ops.poll_cq = sh_poll_cq;
@@ -1128,6 +1138,7 @@ void init_qp_ops(Qp* qp) {
   x.wr_abort = wr_abort;
   x.wr_atomic_write = wr_unsupported_aw;
   qp->dvx.wr_set_dc_addr = dv_set_dc_addr;
+  qp->dvx.wr_set_dc_addr_stream = dv_set_dc_addr_stream;
   qp->dvx.wr_raw_wqe = softhca_wr_raw_wqe;
 }
 
@@ -1163,6 +1174,8 @@ ibv_qp* make_qp(ibv_context* c, ibv_qp_init_attr_ex* a, Kind kind, const mlx5dv_
   qp->srq = a->srq ? reinterpret_cast<Srq*>(a->srq) : nullptr;
   qp->sig_all = a->sq_sig_all != 0;
   qp->send_ops_flags = dv && (dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS) ? dv->send_ops_flags : 0;
+  if (dv && (dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS))
+    qp->dv_create_flags = dv->create_flags;
   qp->max_inline = cap.max_inline_data;
   qp->max_send_sge = std::max<uint32_t>(cap.max_send_sge, 1);
   qp->max_recv_sge = std::max<uint32_t>(cap.max_recv_sge, 1);
@@ -1691,7 +1704,12 @@ ibv_qp* softhca_create_qp_dv(ibv_context* c, ibv_qp_init_attr_ex* a, mlx5dv_qp_i
     errno = EOPNOTSUPP;
     return nullptr;
   }
-  uint64_t dv_known = MLX5DV_QP_INIT_ATTR_MASK_DC | MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS;
+  uint64_t dv_known = MLX5DV_QP_INIT_ATTR_MASK_DC | MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS |
+                      MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS;
+  if (int e = check_dv_create_flags(dv)) {
+    errno = e;
+    return nullptr;
+  }
   if (dv && ((dv->comp_mask & ~dv_known) ||
              ((dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS) &&
               (dv->send_ops_flags & ~uint64_t(MLX5DV_QP_EX_WITH_RAW_WQE))))) {

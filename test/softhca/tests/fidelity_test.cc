@@ -616,6 +616,81 @@ TEST(Fabric, KilledLastProcessLeavesNoSegmentAfterNextStart) {
   EXPECT_TRUE(shm_entries_with(live).empty());
 }
 
+// ---- 4: mlx5dv_create_qp creation flags as rdma-core accepts them (perftest's DC mode) --------
+TEST(CreateFlags, AcceptedAndRefusedAsRdmaCoreDoes) {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 16, nullptr, nullptr, 0);
+  ibv_srq_init_attr sa{};
+  sa.attr.max_wr = 4;
+  sa.attr.max_sge = 1;
+  ibv_srq* srq = ibv_create_srq(d.pd, &sa);
+  auto create = [&](bool dct, uint32_t flags) -> int {
+    ibv_qp_init_attr_ex a{};
+    a.qp_type = IBV_QPT_DRIVER;
+    a.send_cq = a.recv_cq = cq;
+    a.pd = d.pd;
+    a.comp_mask = IBV_QP_INIT_ATTR_PD;
+    if (dct) {
+      a.srq = srq;
+    } else {
+      a.cap.max_send_wr = 4;
+      a.cap.max_send_sge = 1;
+      a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+      a.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE;
+    }
+    mlx5dv_qp_init_attr dv{};
+    dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC | MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS;
+    dv.dc_init_attr.dc_type = dct ? MLX5DV_DCTYPE_DCT : MLX5DV_DCTYPE_DCI;
+    dv.dc_init_attr.dct_access_key = 1;
+    dv.create_flags = flags;
+    errno = 0;
+    ibv_qp* q = mlx5dv_create_qp(d.ctx, &a, &dv);
+    if (!q) return errno;
+    ibv_destroy_qp(q);
+    return 0;
+  };
+  EXPECT_EQ(create(false, MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE), 0);  // perftest's DCI
+  EXPECT_EQ(create(false, MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE), 0);
+  EXPECT_EQ(create(false, 0), 0);
+  EXPECT_EQ(create(true, MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE), 0);
+  EXPECT_EQ(create(true, MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE), EINVAL);  // not for a DCT
+  EXPECT_EQ(create(false, MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE |
+                              MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE),
+            EINVAL);
+  EXPECT_EQ(create(false, 1u << 20), EINVAL);  // unknown flag
+  EXPECT_EQ(create(false, MLX5DV_QP_CREATE_TUNNEL_OFFLOADS), EOPNOTSUPP);  // raw packet only
+  // perftest's DC server also asks for the SRQ number.
+  uint32_t srqn = 0;
+  EXPECT_EQ(ibv_get_srq_num(srq, &srqn), 0);
+  EXPECT_NE(srqn, 0u);
+  ibv_destroy_srq(srq);
+  ibv_destroy_cq(cq);
+}
+
+// DCI addressing through the stream variant of the setter, as perftest's DC tests post.
+TEST(CreateFlags, DcAddrStreamSetterPosts) {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 16, nullptr, nullptr, 0);
+  DcPair dc(d, cq, 8);
+  ASSERT_TRUE(dc.dci);
+  ibv_ah* ah = ah_to_self(d);
+  static uint64_t word = 1, res;
+  ibv_mr* mw = ibv_reg_mr(d.pd, &word, 8, kAll);
+  ibv_mr* mr = ibv_reg_mr(d.pd, &res, 8, kAll);
+  ibv_qp_ex* x = ibv_qp_to_qp_ex(dc.dci);
+  ibv_wr_start(x);
+  x->wr_flags = IBV_SEND_SIGNALED;
+  ibv_wr_atomic_fetch_add(x, mw->rkey, uint64_t(uintptr_t(&word)), 2);
+  mlx5dv_wr_set_dc_addr_stream(mlx5dv_qp_ex_from_ibv_qp_ex(x), ah, dc.dct->qp_num, DcPair::kKey, 0);
+  ibv_wr_set_sge(x, mr->lkey, uint64_t(uintptr_t(&res)), 8);
+  ASSERT_EQ(ibv_wr_complete(x), 0);
+  EXPECT_EQ(wait_wc(cq).status, IBV_WC_SUCCESS);
+  EXPECT_EQ(word, 3u);
+  ibv_destroy_ah(ah);
+  ibv_dereg_mr(mw);
+  ibv_dereg_mr(mr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
