@@ -945,6 +945,11 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
     send_resp(m.src_node, m.src_gen, m.src_qpn, m.psn, syn, 0, d, n);
     *epsn = (m.psn + 1) & 0xffffff;
   };
+  auto fail = [&](uint8_t syn) {  // NAK, and the responder QP enters ERR with an async event
+    reply(syn, nullptr, 0);
+    responder_error(*this, qp, syn == MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR ? IBV_EVENT_QP_ACCESS_ERR
+                                                                          : IBV_EVENT_QP_REQ_ERR);
+  };
   auto rnr = [&] {
     if (qp->kind == Kind::kDct) *epsn = m.psn | kMustEqual;
     send_resp(m.src_node, m.src_gen, m.src_qpn, m.psn, kSynRnr, qp->attr.min_rnr_timer, nullptr, 0);
@@ -974,9 +979,9 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
     case MLX5_OPCODE_RDMA_WRITE:
     case MLX5_OPCODE_RDMA_WRITE_IMM: {
       if (!(acc & IBV_ACCESS_REMOTE_WRITE))
-        return reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
+        return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
       if (m.length && !check_mr(m.raddr, m.length, IBV_ACCESS_REMOTE_WRITE))
-        return reply(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, nullptr, 0);
+        return fail(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
       RecvWqe w;
       if (m.opcode == MLX5_OPCODE_RDMA_WRITE_IMM && !take_recv(qp, &w)) return rnr();
       if (m.length) memcpy(reinterpret_cast<void*>(uintptr_t(m.raddr)), data, m.length);
@@ -989,9 +994,9 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
     }
     case MLX5_OPCODE_RDMA_READ: {
       if (!(acc & IBV_ACCESS_REMOTE_READ))
-        return reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
+        return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
       if (m.length && !check_mr(m.raddr, m.length, IBV_ACCESS_REMOTE_READ))
-        return reply(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, nullptr, 0);
+        return fail(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
       return reply(kSynOk, reinterpret_cast<void*>(uintptr_t(m.raddr)), m.length);
     }
     case MLX5_OPCODE_ATOMIC_CS:
@@ -1001,12 +1006,12 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
       uint32_t size = 8;
       if (m.opcode >= MLX5_OPCODE_ATOMIC_MASKED_CS) {
         if (m.opmod == 0x8) size = 4;
-        else if (m.opmod != 0x9) return reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
+        else if (m.opmod != 0x9) return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
       }
       if (!(acc & IBV_ACCESS_REMOTE_ATOMIC) || (m.raddr & (size - 1)))
-        return reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
+        return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
       if (!check_mr(m.raddr, size, IBV_ACCESS_REMOTE_ATOMIC))
-        return reply(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, nullptr, 0);
+        return fail(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
       // Deliberately a plain read-modify-write: atomic only against other HCA atomics (they all
       // hold this node's direct lock), never against CPU atomics on the same word.
       volatile uint8_t* target = reinterpret_cast<volatile uint8_t*>(uintptr_t(m.raddr));
@@ -1024,7 +1029,7 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
       return reply(kSynOk, out, size);
     }
     default:
-      return reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
+      return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
   }
 }
 

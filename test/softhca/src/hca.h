@@ -32,8 +32,17 @@ inline uint64_t be64(uint64_t v) { return __builtin_bswap64(v); }
 // per SOFTHCA_NODE group, so that a peer's LID, GID or rkey cannot be mistaken for one's own.
 uint16_t port_lid(int dev, int port);
 uint64_t node_guid(int dev);
+class Hca;
 void port_gid(int dev, int port, uint8_t out[16]);  // GID index 0: link-local from the port GUID
 uint32_t next_mr_key();  // lkey = rkey of a new MR: random start per process, then sequential
+// Affiliated async events (async_events.cc). responder_error: an RC responder detected a remote
+// access error or invalid request: QP to ERR, flushed, event raised (QP lock held).
+void raise_qp_event(Qp* qp, ibv_event_type type);
+void responder_error(Hca& h, Qp* qp, ibv_event_type type);
+// Memory registration as the kernel pins it (registration.cc): 0, EINVAL, EFAULT (unmapped, or
+// not writable for a writable access) or ENOMEM (RLIMIT_MEMLOCK without CAP_IPC_LOCK).
+int pin_for_registration(const void* addr, size_t len, unsigned access);
+void unpin_registration(const void* addr, size_t len);
 // mlx5dv_create_qp creation flags (qp_flags.cc): 0 or the errno rdma-core/the kernel give.
 int check_dv_create_flags(const mlx5dv_qp_init_attr* dv);
 

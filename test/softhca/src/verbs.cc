@@ -887,6 +887,10 @@ ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t len, uint64_t iova, unsi
     errno = EOPNOTSUPP;  // the model addresses memory by virtual address
     return nullptr;
   }
+  if (int e = pin_for_registration(addr, len, access)) {
+    errno = e;
+    return nullptr;
+  }
   Hca& h = Hca::get();
   auto* mr = new Mr{};
   uint32_t key = next_mr_key();
@@ -925,6 +929,7 @@ int softhca_v11_ibv_dereg_mr(ibv_mr* mr) {
     std::unique_lock<std::shared_mutex> g(h.tables);
     h.mrs.erase(mr->lkey);
   }
+  unpin_registration(mr->addr, mr->length);
   delete reinterpret_cast<Mr*>(mr);
   return 0;
 }

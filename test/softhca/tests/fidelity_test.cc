@@ -2,7 +2,9 @@
 // distinguishes one process (or emulated node) from another.
 #include <dirent.h>
 #include <signal.h>
+#include <linux/capability.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 
 #include "test/softhca/tests/common.h"
@@ -691,6 +693,176 @@ TEST(CreateFlags, DcAddrStreamSetterPosts) {
   ibv_dereg_mr(mr);
 }
 
+// ---- 7: registration as the kernel pins memory; responder errors move the QP and raise events --
+TEST(Registration, UnmappedAndReadOnlyRangesAreRefused) {
+  Dev d;
+  const size_t pg = size_t(sysconf(_SC_PAGESIZE));
+  auto* two = static_cast<uint8_t*>(mmap(nullptr, 2 * pg, PROT_READ | PROT_WRITE,
+                                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(two, MAP_FAILED);
+  ASSERT_EQ(munmap(two + pg, pg), 0);
+  errno = 0;
+  EXPECT_EQ(ibv_reg_mr(d.pd, two, 2 * pg, IBV_ACCESS_LOCAL_WRITE), nullptr);
+  EXPECT_EQ(errno, EFAULT);
+  errno = 0;
+  EXPECT_EQ(ibv_reg_mr(d.pd, two + pg, 8, IBV_ACCESS_REMOTE_READ), nullptr);  // wholly unmapped
+  EXPECT_EQ(errno, EFAULT);
+  ibv_mr* ok = ibv_reg_mr(d.pd, two, pg, kAll);
+  EXPECT_NE(ok, nullptr);
+  if (ok) ibv_dereg_mr(ok);
+  auto* ro = static_cast<uint8_t*>(mmap(nullptr, pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(ro, MAP_FAILED);
+  errno = 0;
+  EXPECT_EQ(ibv_reg_mr(d.pd, ro, pg, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE), nullptr);
+  EXPECT_EQ(errno, EFAULT);
+  errno = 0;
+  EXPECT_EQ(ibv_reg_mr(d.pd, ro, pg, IBV_ACCESS_LOCAL_WRITE), nullptr);  // any write pins for write
+  EXPECT_EQ(errno, EFAULT);
+  ibv_mr* rd = ibv_reg_mr(d.pd, ro, pg, IBV_ACCESS_REMOTE_READ);
+  EXPECT_NE(rd, nullptr);
+  if (rd) ibv_dereg_mr(rd);
+  munmap(two, pg);
+  munmap(ro, pg);
+}
+
+// Child: without CAP_IPC_LOCK and with a 64 KiB locked-memory limit, registers until refused.
+int run_memlock() {
+  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct cap[_LINUX_CAPABILITY_U32S_3] = {};
+  if (syscall(SYS_capget, &hdr, cap) != 0) return 2;
+  cap[CAP_IPC_LOCK / 32].effective &= ~(1u << (CAP_IPC_LOCK % 32));
+  if (syscall(SYS_capset, &hdr, cap) != 0) return 3;
+  rlimit rl{64 << 10, 64 << 10};
+  if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0) return 4;
+  Dev d;
+  alignas(4096) static uint8_t buf[256 << 10];
+  ibv_mr* a = ibv_reg_mr(d.pd, buf, 32 << 10, IBV_ACCESS_LOCAL_WRITE);
+  errno = 0;
+  ibv_mr* b = ibv_reg_mr(d.pd, buf + (64 << 10), 64 << 10, IBV_ACCESS_LOCAL_WRITE);
+  int err = errno;
+  if (a) ibv_dereg_mr(a);
+  ibv_mr* c = ibv_reg_mr(d.pd, buf + (64 << 10), 64 << 10, IBV_ACCESS_LOCAL_WRITE);
+  printf("%d %d %d %d\n", a != nullptr, b != nullptr, err, c != nullptr);
+  fflush(stdout);
+  if (c) ibv_dereg_mr(c);
+  return 0;
+}
+
+TEST(Registration, LockedMemoryLimitWithoutCapIpcLock) {
+  Child c("memlock");
+  int a = -1, b = -1, err = -1, again = -1;
+  ASSERT_EQ(fscanf(c.out, "%d %d %d %d", &a, &b, &err, &again), 4) << "child status " << c.wait();
+  EXPECT_EQ(a, 1);       // 32 KiB of 64 KiB
+  EXPECT_EQ(b, 0);       // 32 + 64 KiB: over the limit
+  EXPECT_EQ(err, ENOMEM);
+  EXPECT_EQ(again, 1);   // after deregistering the first, 64 KiB fit
+  EXPECT_EQ(c.wait(), 0);
+}
+
+struct ErrPair {
+  Dev d;
+  ibv_cq* cq = nullptr;
+  ibv_qp *a = nullptr, *b = nullptr;
+  void make(int b_access) {
+    cq = ibv_create_cq(d.ctx, 64, nullptr, nullptr, 0);
+    a = make_rc(d, cq);
+    b = make_rc(d, cq, false, b_access);
+    connect_rc(a, b->qp_num, lid_of(d));
+    connect_rc(b, a->qp_num, lid_of(d));
+  }
+  ~ErrPair() {
+    if (a) ibv_destroy_qp(a);
+    if (b) ibv_destroy_qp(b);
+    if (cq) ibv_destroy_cq(cq);
+  }
+};
+
+// Waits (bounded) for the context's async fd to become readable and reads one event.
+bool next_async_event(ibv_context* ctx, ibv_async_event* ev) {
+  pollfd p{ctx->async_fd, POLLIN, 0};
+  if (poll(&p, 1, 10000) != 1) return false;
+  return ibv_get_async_event(ctx, ev) == 0;
+}
+
+TEST(AsyncEvents, RemoteAccessErrorMovesResponderToErrorAndRaisesEvent) {
+  ErrPair e;
+  e.make(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+  static uint64_t src, ro_word, rbuf;
+  ibv_mr* ms = ibv_reg_mr(e.d.pd, &src, 8, kAll);
+  ibv_mr* ro = ibv_reg_mr(e.d.pd, &ro_word, 8, IBV_ACCESS_REMOTE_READ);
+  ibv_mr* mr = ibv_reg_mr(e.d.pd, &rbuf, 8, kAll);
+  pollfd p{e.d.ctx->async_fd, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 0), 0);  // nothing yet
+  ibv_sge rs{uint64_t(uintptr_t(&rbuf)), 8, mr->lkey};
+  ibv_recv_wr rw{}, *rbad;
+  rw.wr_id = 77;
+  rw.sg_list = &rs;
+  rw.num_sge = 1;
+  ASSERT_EQ(ibv_post_recv(e.b, &rw, &rbad), 0);
+  ibv_sge s{uint64_t(uintptr_t(&src)), 8, ms->lkey};
+  ibv_send_wr wr{}, *bad;
+  wr.wr_id = 1;
+  wr.sg_list = &s;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = uint64_t(uintptr_t(&ro_word));
+  wr.wr.rdma.rkey = ro->rkey;  // read-only MR: remote access error
+  ASSERT_EQ(ibv_post_send(e.a, &wr, &bad), 0);
+  bool req = false, flushed = false;
+  for (int i = 0; i < 2; ++i) {
+    ibv_wc wc{};
+    for (int t = 0; t < 5000 && ibv_poll_cq(e.cq, 1, &wc) == 0; ++t) usleep(1000);  // bounded
+    if (wc.qp_num == e.a->qp_num) {
+      EXPECT_EQ(wc.status, IBV_WC_REM_ACCESS_ERR);
+      req = true;
+    } else {
+      EXPECT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);  // the responder's receive, flushed
+      EXPECT_EQ(wc.wr_id, 77u);
+      flushed = true;
+    }
+  }
+  EXPECT_TRUE(req && flushed);
+  ibv_qp_attr qa;
+  ibv_qp_init_attr ia;
+  ibv_query_qp(e.b, &qa, IBV_QP_STATE, &ia);
+  EXPECT_EQ(qa.qp_state, IBV_QPS_ERR);
+  ibv_async_event ev{};
+  ASSERT_TRUE(next_async_event(e.d.ctx, &ev));
+  EXPECT_EQ(ev.event_type, IBV_EVENT_QP_ACCESS_ERR);
+  EXPECT_EQ(ev.element.qp, e.b);
+  ibv_ack_async_event(&ev);
+  EXPECT_EQ(poll(&p, 1, 0), 0);  // one event only
+  ibv_dereg_mr(ms);
+  ibv_dereg_mr(ro);
+  ibv_dereg_mr(mr);
+}
+
+TEST(AsyncEvents, InvalidRequestRaisesRequestError) {
+  ErrPair e;
+  e.make(IBV_ACCESS_REMOTE_READ);  // no remote write on the responder QP
+  static uint64_t src, word;
+  ibv_mr* ms = ibv_reg_mr(e.d.pd, &src, 8, kAll);
+  ibv_mr* mw = ibv_reg_mr(e.d.pd, &word, 8, kAll);
+  ibv_sge s{uint64_t(uintptr_t(&src)), 8, ms->lkey};
+  ibv_send_wr wr{}, *bad;
+  wr.sg_list = &s;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = uint64_t(uintptr_t(&word));
+  wr.wr.rdma.rkey = mw->rkey;
+  ASSERT_EQ(ibv_post_send(e.a, &wr, &bad), 0);
+  EXPECT_EQ(wait_wc(e.cq).status, IBV_WC_REM_INV_REQ_ERR);
+  ibv_async_event ev{};
+  ASSERT_TRUE(next_async_event(e.d.ctx, &ev));
+  EXPECT_EQ(ev.event_type, IBV_EVENT_QP_REQ_ERR);
+  EXPECT_EQ(ev.element.qp, e.b);
+  ibv_ack_async_event(&ev);
+  ibv_dereg_mr(ms);
+  ibv_dereg_mr(mw);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -698,6 +870,7 @@ int main(int argc, char** argv) {
     if (!strcmp(mode, "ident")) return run_ident_peer();
     if (!strcmp(mode, "sleeper")) return run_sleeper();
     if (!strcmp(mode, "start")) return Dev().ctx ? 0 : 2;
+    if (!strcmp(mode, "memlock")) return run_memlock();
     return 64;
   });
 }
