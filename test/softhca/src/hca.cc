@@ -493,7 +493,10 @@ void Hca::retire(Qp* qp) {
     Pending p = std::move(qp->out.front());
     qp->out.pop_front();
     if (p.syndrome == kSynOk) {
-      if (p.signaled) cq_push(qp->scq, req_cqe(qp, p.idx, p.opcode, p.byte_len), false);
+      if (!p.signaled) continue;
+      mlx5_cqe64 c = req_cqe(qp, p.idx, p.opcode, p.byte_len);
+      if (p.in_cqe) put_cqe_data(&c, p.cqe_data, p.byte_len);
+      cq_push(qp->scq, c, false);
       continue;
     }
     cq_push(qp->scq, err_cqe(qp->qpx.qp_base.qp_num, p.idx, p.opcode, uint8_t(p.syndrome), true, 0),
@@ -750,6 +753,8 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
   p.local = std::move(scatter);
   p.result_size = is_atomic ? atomic_size : 0;
   p.byte_len = opcode == MLX5_OPCODE_RDMA_READ || is_atomic ? uint32_t(total) : 0;
+  p.in_cqe = qp->scatter_req && p.signaled &&
+             (is_atomic || (opcode == MLX5_OPCODE_RDMA_READ && total <= 32));
   QpnEntry e;
   bool routable = f.lookup_qpn(m.dst_qpn, &e) && e.lid == m.dlid &&
                   (dci ? e.type == 0xdc : e.type == IBV_QPT_RC);
@@ -894,6 +899,13 @@ uint8_t scatter(Hca& h, Qp* qp, const RecvWqe& w, const uint8_t* data, uint32_t 
   return done == len && skip == 0 ? 0 : MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 }
 
+// Scatter-to-CQE: the receive's buffers are not touched, only their room is checked.
+uint8_t fits(const RecvWqe& w, uint32_t len) {
+  uint64_t room = 0;
+  for (const auto& d : w.segs) room += be32(d.byte_count);
+  return room >= len ? 0 : MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+}
+
 mlx5_cqe64 resp_cqe(Qp* qp, uint8_t op, uint32_t idx, uint32_t len, uint32_t imm, uint32_t src_qp,
                     uint16_t slid, bool grh, bool se) {
   mlx5_cqe64 c{};
@@ -964,7 +976,8 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
     case MLX5_OPCODE_SEND_IMM: {
       RecvWqe w;
       if (!take_recv(qp, &w)) return rnr();
-      uint8_t syn = scatter(*this, qp, w, data, m.length, 0);
+      const bool in_cqe = qp->scatter_resp && m.length <= 32;  // the driver copies it out
+      uint8_t syn = in_cqe ? fits(w, m.length) : scatter(*this, qp, w, data, m.length, 0);
       uint32_t srqn = qp->srq ? qp->srq->srqn : 0;
       if (syn) {
         cq_push(qp->rcq, err_cqe(qp->qpx.qp_base.qp_num, w.idx, 0, syn, false, srqn), true);
@@ -972,8 +985,9 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
         return;
       }
       uint8_t op = m.opcode == MLX5_OPCODE_SEND ? MLX5_CQE_RESP_SEND : MLX5_CQE_RESP_SEND_IMM;
-      cq_push(qp->rcq, resp_cqe(qp, op, w.idx, m.length, m.imm, m.src_qpn, m.slid, false, m.se),
-              m.se);
+      mlx5_cqe64 c = resp_cqe(qp, op, w.idx, m.length, m.imm, m.src_qpn, m.slid, false, m.se);
+      if (in_cqe) put_cqe_data(&c, data, m.length);
+      cq_push(qp->rcq, c, m.se);
       return reply(kSynOk, nullptr, 0);
     }
     case MLX5_OPCODE_RDMA_WRITE:
@@ -1067,6 +1081,22 @@ void Hca::on_resp(const uint8_t* body, uint32_t len) {
 
 // Requester: read data or an atomic's original value lands in the WQE's local buffers.
 void Hca::deliver(Pending& p, const uint8_t* data, uint32_t len) {
+  if (p.in_cqe) {  // scatter-to-CQE: as it came off the wire (atomic results big-endian)
+    if (p.result_size == 8) {
+      uint64_t v;
+      memcpy(&v, data, 8);
+      v = be64(v);
+      memcpy(p.cqe_data, &v, 8);
+    } else if (p.result_size == 4) {
+      uint32_t v;
+      memcpy(&v, data, 4);
+      v = be32(v);
+      memcpy(p.cqe_data, &v, 4);
+    } else {
+      memcpy(p.cqe_data, data, std::min<uint32_t>(len, 32));
+    }
+    return;
+  }
   if (p.opcode == MLX5_OPCODE_RDMA_READ) {
     uint32_t done = 0;
     for (auto& s : p.local) {

@@ -43,6 +43,12 @@ void responder_error(Hca& h, Qp* qp, ibv_event_type type);
 // not writable for a writable access) or ENOMEM (RLIMIT_MEMLOCK without CAP_IPC_LOCK).
 int pin_for_registration(const void* addr, size_t len, unsigned access);
 void unpin_registration(const void* addr, size_t len);
+// Scatter-to-CQE (cqe_scatter.cc): which of a QP's completions carry their data, the CQE data
+// area, and the driver's copy of it to the WQE's buffers (false: they cannot hold it).
+void decide_cqe_scatter(Qp* qp);  // at creation
+void put_cqe_data(mlx5_cqe64* c, const void* data, uint32_t len);
+bool copy_cqe_to_send_wqe(Qp* qp, uint16_t idx, const uint8_t* data, uint32_t len);
+bool copy_cqe_to_recv_wqe(Qp* qp, uint16_t idx, const uint8_t* data, uint32_t len);
 // mlx5dv_create_qp creation flags (qp_flags.cc): 0 or the errno rdma-core/the kernel give.
 int check_dv_create_flags(const mlx5dv_qp_init_attr* dv);
 

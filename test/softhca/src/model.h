@@ -105,6 +105,8 @@ struct Pending {
   uint32_t dst_node = 0, dst_gen = 0;
   uint64_t sent_ns = 0;
   uint32_t rnr_count = 0;
+  bool in_cqe = false;  // the result goes into the CQE (scatter-to-CQE), not to `local`
+  uint8_t cqe_data[32] = {};
 };
 
 struct Qp {
@@ -120,6 +122,7 @@ struct Qp {
   uint32_t max_inline, max_send_sge, max_recv_sge;
   uint64_t send_ops_flags;
   uint32_t dv_create_flags = 0;  // MLX5DV_QP_CREATE_*
+  bool scatter_req = false, scatter_resp = false;  // scatter-to-CQE (cqe_scatter.cc)
   // hardware-visible queues
   uint32_t* dbrec;  // [0] receive counter, [1] send counter (big-endian)
   uint8_t* sq_buf;

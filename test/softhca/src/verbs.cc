@@ -109,6 +109,9 @@ int poll_one(Cq* cq, ibv_wc* wc) {
     wc->byte_len = be32(cqe->byte_cnt);
     wc->status = err ? status_of(reinterpret_cast<mlx5_err_cqe*>(cqe)->syndrome) : IBV_WC_SUCCESS;
     if (err) wc->vendor_err = reinterpret_cast<mlx5_err_cqe*>(cqe)->vendor_err_synd;
+    if (!err && (op_own & MLX5_INLINE_SCATTER_32) &&  // read/atomic result in the CQE
+        !copy_cqe_to_send_wqe(qp, idx, reinterpret_cast<const uint8_t*>(cqe), wc->byte_len))
+      wc->status = IBV_WC_LOC_LEN_ERR;
     // The CQE's WQE counter has 16 bits: extend it against the driver's 32-bit consumer index.
     qp->sq_ci += uint16_t(idx - qp->sq_ci) + qp->sq_wqe_bbs[slot];
     return 1;
@@ -129,6 +132,9 @@ int poll_one(Cq* cq, ibv_wc* wc) {
   }
   wc->status = IBV_WC_SUCCESS;
   wc->byte_len = be32(cqe->byte_cnt);
+  if ((op_own & MLX5_INLINE_SCATTER_32) && !qp->srq &&  // a small receive's data in the CQE
+      !copy_cqe_to_recv_wqe(qp, idx, reinterpret_cast<const uint8_t*>(cqe), wc->byte_len))
+    wc->status = IBV_WC_LOC_LEN_ERR;
   wc->src_qp = be32(cqe->flags_rqpn) & 0xffffff;
   wc->slid = be16(cqe->slid);
   wc->pkey_index = 0;
@@ -1229,6 +1235,7 @@ ibv_qp* make_qp(ibv_context* c, ibv_qp_init_attr_ex* a, Kind kind, const mlx5dv_
   qp->attr.qp_state = IBV_QPS_RESET;
   qp->attr.cap = cap;
   if (dv && kind == Kind::kDct) qp->dc_key = dv->dc_init_attr.dct_access_key;
+  decide_cqe_scatter(qp);
   init_qp_ops(qp);
   std::unique_lock<std::shared_mutex> g(h.tables);
   h.qps[qpn] = qp;

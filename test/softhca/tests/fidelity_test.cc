@@ -863,6 +863,229 @@ TEST(AsyncEvents, InvalidRequestRaisesRequestError) {
   ibv_dereg_mr(mw);
 }
 
+// ---- 5: scatter-to-CQE --------------------------------------------------------------------
+// An RC QP with its own send and receive CQs; creation flags through mlx5dv_create_qp.
+ibv_qp* make_rc_cqs(Dev& d, ibv_cq* scq, ibv_cq* rcq, bool sig_all, uint32_t create_flags = 0) {
+  ibv_qp_init_attr_ex a{};
+  a.qp_type = IBV_QPT_RC;
+  a.send_cq = scq;
+  a.recv_cq = rcq;
+  a.cap.max_send_wr = a.cap.max_recv_wr = 16;
+  a.cap.max_send_sge = a.cap.max_recv_sge = 2;
+  a.sq_sig_all = sig_all;
+  a.pd = d.pd;
+  a.comp_mask = IBV_QP_INIT_ATTR_PD;
+  mlx5dv_qp_init_attr dv{};
+  if (create_flags) {
+    dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS;
+    dv.create_flags = create_flags;
+  }
+  ibv_qp* qp = mlx5dv_create_qp(d.ctx, &a, &dv);
+  if (!qp) return nullptr;
+  ibv_qp_attr m{};
+  m.qp_state = IBV_QPS_INIT;
+  m.port_num = 1;
+  m.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+  if (ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+    return nullptr;
+  return qp;
+}
+
+// A CQ read the way a backend polling CQEs directly reads it.
+struct RawCq {
+  ibv_cq* cq = nullptr;
+  mlx5dv_cq dv{};
+  uint32_t ci = 0;
+  explicit RawCq(Dev& d) {
+    cq = ibv_create_cq(d.ctx, 16, nullptr, nullptr, 0);
+    mlx5dv_obj o{};
+    o.cq.in = cq;
+    o.cq.out = &dv;
+    if (mlx5dv_init_obj(&o, MLX5DV_OBJ_CQ)) cq = nullptr;
+  }
+  // The next CQE (copied), or op_own 0xf0 (invalid) after a bounded wait.
+  mlx5_cqe64 next() {
+    auto* c = reinterpret_cast<mlx5_cqe64*>(static_cast<uint8_t*>(dv.buf) +
+                                            size_t(ci & (dv.cqe_cnt - 1)) * 64);
+    for (int i = 0; i < 500000; ++i) {
+      uint8_t own = __atomic_load_n(&c->op_own, __ATOMIC_ACQUIRE);
+      if ((own >> 4) != MLX5_CQE_INVALID && (own & 1) == ((ci / dv.cqe_cnt) & 1)) {
+        mlx5_cqe64 copy = *c;
+        ci++;
+        __atomic_store_n(&dv.dbrec[0], bswap32(ci & 0xffffff), __ATOMIC_RELEASE);
+        return copy;
+      }
+      if (i > 1000) usleep(20);
+    }
+    ADD_FAILURE() << "no CQE";
+    mlx5_cqe64 none{};
+    none.op_own = MLX5_CQE_INVALID << 4;
+    return none;
+  }
+};
+
+struct ScatterPair {
+  Dev& d;
+  ibv_qp *a = nullptr, *b = nullptr;
+  ScatterPair(Dev& dev, ibv_cq* a_scq, ibv_cq* a_rcq, ibv_cq* b_scq, ibv_cq* b_rcq, bool a_sig_all,
+              uint32_t a_flags = 0, uint32_t b_flags = 0)
+      : d(dev) {
+    a = make_rc_cqs(d, a_scq, a_rcq, a_sig_all, a_flags);
+    b = make_rc_cqs(d, b_scq, b_rcq, false, b_flags);
+    if (!a || !b || connect_rc(a, b->qp_num, lid_of(d)) || connect_rc(b, a->qp_num, lid_of(d)))
+      a = b = nullptr;
+  }
+};
+
+constexpr uint8_t kOp(const mlx5_cqe64& c) { return c.op_own >> 4; }
+
+TEST(Scatter, SmallRcReceiveLandsInTheCqe) {
+  Dev d;
+  RawCq rraw(d);
+  ibv_cq* other = ibv_create_cq(d.ctx, 16, nullptr, nullptr, 0);
+  ibv_cq* polled = ibv_create_cq(d.ctx, 16, nullptr, nullptr, 0);
+  ASSERT_TRUE(rraw.cq && other && polled);
+  ScatterPair p(d, other, other, other, rraw.cq, false);
+  ASSERT_TRUE(p.a);
+  static char msg[64] = "twenty bytes of data", rbuf[64];
+  ibv_mr* ms = ibv_reg_mr(d.pd, msg, sizeof msg, kAll);
+  ibv_mr* mr = ibv_reg_mr(d.pd, rbuf, sizeof rbuf, kAll);
+  auto recv = [&](ibv_qp* q) {
+    memset(rbuf, 0xee, sizeof rbuf);
+    ibv_sge rs{uint64_t(uintptr_t(rbuf)), sizeof rbuf, mr->lkey};
+    ibv_recv_wr rw{}, *rbad;
+    rw.wr_id = 5;
+    rw.sg_list = &rs;
+    rw.num_sge = 1;
+    ASSERT_EQ(ibv_post_recv(q, &rw, &rbad), 0);
+  };
+  auto send = [&](ibv_qp* q, uint32_t len) {
+    ibv_sge s{uint64_t(uintptr_t(msg)), len, ms->lkey};
+    ibv_send_wr wr{}, *bad;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    ASSERT_EQ(ibv_post_send(q, &wr, &bad), 0);
+  };
+  recv(p.b);
+  send(p.a, 20);
+  mlx5_cqe64 c = rraw.next();
+  EXPECT_EQ(kOp(c), MLX5_CQE_RESP_SEND);
+  EXPECT_TRUE(c.op_own & MLX5_INLINE_SCATTER_32);
+  EXPECT_EQ(bswap32(c.byte_cnt), 20u);
+  EXPECT_EQ(memcmp(&c, msg, 20), 0);          // the data is in the CQE ...
+  EXPECT_EQ(uint8_t(rbuf[0]), 0xeeu);         // ... and not in the buffer
+  EXPECT_EQ(wait_wc(other).status, IBV_WC_SUCCESS);
+  // 33 bytes and more go to memory.
+  recv(p.b);
+  send(p.a, 40);
+  c = rraw.next();
+  EXPECT_FALSE(c.op_own & (MLX5_INLINE_SCATTER_32 | MLX5_INLINE_SCATTER_64));
+  EXPECT_EQ(memcmp(rbuf, msg, 40), 0);
+  EXPECT_EQ(wait_wc(other).status, IBV_WC_SUCCESS);
+  // Through ibv_poll_cq the driver copies a scattered receive into the buffer.
+  ScatterPair q(d, other, other, other, polled, false);
+  ASSERT_TRUE(q.a);
+  recv(q.b);
+  send(q.a, 20);
+  ibv_wc wc = wait_wc(polled);
+  EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(wc.byte_len, 20u);
+  EXPECT_EQ(memcmp(rbuf, msg, 20), 0);
+  EXPECT_EQ(wait_wc(other).status, IBV_WC_SUCCESS);
+  // MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE on the receiver: memory again.
+  ScatterPair off(d, other, other, other, rraw.cq, false, 0, MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE);
+  ASSERT_TRUE(off.a);
+  recv(off.b);
+  send(off.a, 20);
+  c = rraw.next();
+  EXPECT_FALSE(c.op_own & MLX5_INLINE_SCATTER_32);
+  EXPECT_EQ(memcmp(rbuf, msg, 20), 0);
+  EXPECT_EQ(wait_wc(other).status, IBV_WC_SUCCESS);
+}
+
+TEST(Scatter, ReadAndAtomicResultsInTheCqeWithSqSigAll) {
+  Dev d;
+  RawCq sraw(d);
+  ibv_cq* other = ibv_create_cq(d.ctx, 32, nullptr, nullptr, 0);
+  ibv_cq* polled = ibv_create_cq(d.ctx, 16, nullptr, nullptr, 0);
+  ASSERT_TRUE(sraw.cq && other && polled);
+  alignas(8) static uint8_t remote[64], local[64];
+  ibv_mr* mrem = ibv_reg_mr(d.pd, remote, sizeof remote, kAll);
+  ibv_mr* mloc = ibv_reg_mr(d.pd, local, sizeof local, kAll);
+  for (int i = 0; i < 64; ++i) remote[i] = uint8_t(i + 1);
+  auto post = [&](ibv_qp* q, ibv_wr_opcode op, uint32_t len, unsigned flags) {
+    memset(local, 0xee, sizeof local);
+    ibv_sge s{uint64_t(uintptr_t(local)), len, mloc->lkey};
+    ibv_send_wr wr{}, *bad;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = op;
+    wr.send_flags = flags;
+    if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+      wr.wr.atomic.remote_addr = uint64_t(uintptr_t(remote + 32));
+      wr.wr.atomic.rkey = mrem->rkey;
+      wr.wr.atomic.compare_add = 1;
+    } else {
+      wr.wr.rdma.remote_addr = uint64_t(uintptr_t(remote));
+      wr.wr.rdma.rkey = mrem->rkey;
+    }
+    ASSERT_EQ(ibv_post_send(q, &wr, &bad), 0);
+  };
+  ScatterPair p(d, sraw.cq, other, other, other, /*a_sig_all=*/true);
+  ASSERT_TRUE(p.a);
+  post(p.a, IBV_WR_RDMA_READ, 16, 0);
+  mlx5_cqe64 c = sraw.next();
+  EXPECT_EQ(kOp(c), MLX5_CQE_REQ);
+  EXPECT_TRUE(c.op_own & MLX5_INLINE_SCATTER_32);
+  EXPECT_EQ(memcmp(&c, remote, 16), 0);
+  EXPECT_EQ(local[0], 0xee);  // not written: the driver copies it from the CQE
+  uint64_t before;
+  memcpy(&before, remote + 32, 8);
+  post(p.a, IBV_WR_ATOMIC_FETCH_AND_ADD, 8, 0);
+  c = sraw.next();
+  EXPECT_TRUE(c.op_own & MLX5_INLINE_SCATTER_32);
+  uint64_t in_cqe;
+  memcpy(&in_cqe, &c, 8);
+  EXPECT_EQ(in_cqe, bswap64(before));  // as on the wire: big-endian, whatever the mode
+  EXPECT_EQ(local[0], 0xee);
+  post(p.a, IBV_WR_RDMA_READ, 48, 0);  // more than 32 bytes: memory
+  c = sraw.next();
+  EXPECT_FALSE(c.op_own & MLX5_INLINE_SCATTER_32);
+  EXPECT_EQ(memcmp(local, remote, 48), 0);
+  // Without sq_sig_all (and without ALLOW_SCATTER_TO_CQE) a signaled read goes to memory.
+  ScatterPair n(d, sraw.cq, other, other, other, false);
+  ASSERT_TRUE(n.a);
+  post(n.a, IBV_WR_RDMA_READ, 16, IBV_SEND_SIGNALED);
+  c = sraw.next();
+  EXPECT_FALSE(c.op_own & MLX5_INLINE_SCATTER_32);
+  EXPECT_EQ(memcmp(local, remote, 16), 0);
+  // MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE: signaled ones scatter without sq_sig_all.
+  ScatterPair al(d, sraw.cq, other, other, other, false, MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE);
+  ASSERT_TRUE(al.a);
+  post(al.a, IBV_WR_RDMA_READ, 16, IBV_SEND_SIGNALED);
+  c = sraw.next();
+  EXPECT_TRUE(c.op_own & MLX5_INLINE_SCATTER_32);
+  // Through ibv_poll_cq the driver copies the result to the local buffer.
+  ScatterPair q(d, polled, other, other, other, true);
+  ASSERT_TRUE(q.a);
+  post(q.a, IBV_WR_RDMA_READ, 16, 0);
+  ibv_wc wc = wait_wc(polled);
+  EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(wc.byte_len, 16u);
+  EXPECT_EQ(memcmp(local, remote, 16), 0);
+  // MLX5_SCATTER_TO_CQE=0 (read by the driver when the QP is created) turns it off.
+  setenv("MLX5_SCATTER_TO_CQE", "0", 1);
+  ScatterPair e(d, sraw.cq, other, other, other, true);
+  unsetenv("MLX5_SCATTER_TO_CQE");
+  ASSERT_TRUE(e.a);
+  post(e.a, IBV_WR_RDMA_READ, 16, 0);
+  c = sraw.next();
+  EXPECT_FALSE(c.op_own & MLX5_INLINE_SCATTER_32);
+  EXPECT_EQ(memcmp(local, remote, 16), 0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -162,7 +162,8 @@ TEST_F(Pair, SendRecvWithImmediate) {
       EXPECT_EQ(wc.byte_len, 19u);
       EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
       EXPECT_EQ(ntohl(wc.imm_data), 0x1234u);
-      EXPECT_EQ(wc.src_qp, a->qp_num);
+      // No src_qp check: 19 bytes on RC are scattered into the CQE, whose data then covers the
+      // source-QP and SLID fields (as on ConnectX; rdma-core reads them anyway).
       got |= 1;
     } else {
       EXPECT_EQ(wc.opcode, IBV_WC_SEND);
@@ -1440,8 +1441,8 @@ TEST(CqEx, StartNextEndPoll) {
       EXPECT_TRUE(ibv_wc_read_wc_flags(cqx) & IBV_WC_WITH_IMM);
       EXPECT_EQ(ntohl(ibv_wc_read_imm_data(cqx)), 0xabcdu);
       EXPECT_EQ(ibv_wc_read_qp_num(cqx), b->qp_num);
-      EXPECT_EQ(ibv_wc_read_src_qp(cqx), a->qp_num);
-      EXPECT_EQ(ibv_wc_read_slid(cqx), lid_of(d));
+      // src_qp and slid are not checked: this 8-byte RC receive is scattered into the CQE,
+      // whose data covers those fields (as on ConnectX).
       seen |= 2;
     }
     rc = ibv_next_poll(cqx);
