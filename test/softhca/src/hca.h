@@ -64,7 +64,7 @@ class Hca {
   std::unordered_map<uint32_t, Qp*> qps;
   std::unordered_map<uint32_t, Mr*> mrs;
   std::unordered_map<uint32_t, Cq*> cqs;  // by CQN (CQ arm doorbells name the CQ by number)
-  std::atomic<uint32_t> next_key{1}, next_obj{1};
+  std::atomic<uint32_t> next_obj{1};  // PD, CQ, SRQ, AH numbers (memory keys: next_mr_key)
 
   // Hand a message to the fabric without ever blocking the caller.
   void post_msg(uint32_t node, uint32_t gen, MsgType t, const void* a, size_t alen, const void* b,

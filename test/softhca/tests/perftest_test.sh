@@ -3,9 +3,16 @@
 # latency and DC RDMA-write bandwidth (mlx5dv DCI/DCT with creation flags, DCI address setters,
 # ibv_get_srq_num). Skipped, saying so, where perftest is not installed.
 set -uo pipefail
+# Under Bazel the libraries built there are selected; run from a checkout, the programs go
+# through with-softhca (which builds the model with g++ if needed).
 dir="${TEST_SRCDIR:-}/hoshmem/test/softhca/softlib"
-[[ -d "$dir" ]] || dir="$(cd "$(dirname "$0")/.." && pwd)/softlib"
-export LD_LIBRARY_PATH="$dir"
+wrap=()
+if [[ -n "${TEST_SRCDIR:-}" && -d "$dir" ]]; then
+  export LD_LIBRARY_PATH="$dir"
+else
+  wrap=("$(cd "$(dirname "$0")/.." && pwd)/with-softhca")
+  "${wrap[@]}" true || exit 1  # build once, before server and client start together
+fi
 if ! command -v ib_write_bw >/dev/null || ! command -v ib_atomic_lat >/dev/null; then
   echo "SKIPPED: perftest is not installed (apt-get install perftest; see scripts/debian-packages.txt)"
   exit 0
@@ -16,10 +23,10 @@ passed=0; failed=0
 run_once() {  # port prog args...: 0 ok, 1 failed, 2 port taken
   local port=$1 prog=$2; shift 2
   local fab="$token-$prog-$port"
-  SOFTHCA_FABRIC=$fab timeout 60 "$prog" -p "$port" "$@" >"$tmp/srv.$port" 2>&1 &
+  SOFTHCA_FABRIC=$fab timeout 60 "${wrap[@]}" "$prog" -p "$port" "$@" >"$tmp/srv.$port" 2>&1 &
   local srv=$! ok=1
   for _ in $(seq 50); do
-    SOFTHCA_FABRIC=$fab timeout 60 "$prog" -p "$port" "$@" localhost >"$tmp/cli.$port" 2>&1 && { ok=0; break; }
+    SOFTHCA_FABRIC=$fab timeout 60 "${wrap[@]}" "$prog" -p "$port" "$@" localhost >"$tmp/cli.$port" 2>&1 && { ok=0; break; }
     grep -q "Couldn't connect\|Unable to open file descriptor for socket" "$tmp/cli.$port" || break
     grep -qi "couldn't listen\|bind" "$tmp/srv.$port" && break
     sleep 0.1  # server not listening yet
