@@ -1,5 +1,6 @@
 #include "fabric.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
@@ -19,7 +20,7 @@ namespace softhca {
 
 namespace {
 constexpr uint32_t kMagic = 0x53484341;  // "SHCA"
-constexpr uint32_t kVersion = 6;
+constexpr uint32_t kVersion = 7;
 
 void init_robust(pthread_mutex_t* m) {
   pthread_mutexattr_t a;
@@ -37,10 +38,14 @@ void lock_robust(pthread_mutex_t* m) {
 // Proves to a requester that the pid it is about to write to is this process (PID namespaces).
 volatile uint64_t g_token;
 
+// Segments are named with this prefix so that a later start can find the ones whose every user
+// died (killed processes never run their cleanup) and remove them.
+constexpr char kPrefix[] = "softhca.";
+
 std::string fabric_name() {
   const char* e = getenv("SOFTHCA_FABRIC");
-  if (e && *e) return std::string("/") + e;
-  return "/softhca-" + std::to_string(getuid());
+  if (e && *e) return std::string("/") + kPrefix + e;
+  return std::string("/") + kPrefix + "softhca-" + std::to_string(getuid());
 }
 }  // namespace
 
@@ -70,6 +75,7 @@ void Fabric::unlock_shared() { pthread_mutex_unlock(&shm_->lock); }
 
 bool Fabric::attach() {
   name_ = fabric_name();
+  reap_abandoned_fabrics();
   for (int attempt = 0; attempt < 1000; ++attempt) {
     bool creator = true;
     int fd = shm_open(name_.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -163,6 +169,7 @@ bool Fabric::attach() {
     memset(shm_->mrs[slot], 0, sizeof shm_->mrs[slot]);
     n.owner_waiting.store(0);  // a previous owner may have died waiting
     pthread_mutex_unlock(&n.direct);
+    join_host(uint32_t(slot));
     n.gen++;
     n.in_use = 1;
     node_ = uint32_t(slot);
@@ -171,6 +178,42 @@ bool Fabric::attach() {
     return true;
   }
   return false;
+}
+
+// Processes naming the same SOFTHCA_NODE share a host (its LIDs); every other process gets a
+// host of its own. LID ranges are handed out round-robin, so a departed host's LIDs are not
+// reused at once.
+void Fabric::join_host(uint32_t slot) {
+  const char* want = getenv("SOFTHCA_NODE");
+  if (!want) want = "";
+  auto used = [&](uint32_t h) {
+    for (uint32_t i = 0; i < kMaxNodes; ++i)
+      if (i != slot && shm_->nodes[i].in_use && shm_->nodes[i].host == h) return true;
+    return false;
+  };
+  int host = -1;
+  if (*want)
+    for (uint32_t h = 0; h < kMaxNodes && host < 0; ++h)
+      if (used(h) && strncmp(shm_->hosts[h].name, want, sizeof shm_->hosts[h].name) == 0)
+        host = int(h);
+  if (host < 0) {
+    for (uint32_t h = 0; h < kMaxNodes && host < 0; ++h)
+      if (!used(h)) host = int(h);
+    Host& x = shm_->hosts[host];
+    snprintf(x.name, sizeof x.name, "%s", want);
+    constexpr uint32_t kRanges = 0xbfff / kLidsPerHost - 1;  // unicast LIDs end at 0xbfff
+    for (uint32_t tries = 0; tries < kRanges; ++tries) {
+      uint32_t base = 1 + (shm_->next_lid_base++ % kRanges) * kLidsPerHost;
+      bool taken = false;
+      for (uint32_t h = 0; h < kMaxNodes; ++h)
+        if (int(h) != host && used(h) && shm_->hosts[h].lid_base == base) taken = true;
+      if (taken) continue;
+      x.lid_base = base;
+      break;
+    }
+  }
+  shm_->nodes[slot].host = uint32_t(host);
+  lid_base_ = shm_->hosts[host].lid_base;
 }
 
 void Fabric::detach(bool unmap) {
@@ -338,6 +381,60 @@ bool Fabric::lookup_qpn(uint32_t qpn, QpnEntry* out) {
   out->lid = e.lid;
   out->type = e.type;
   return true;
+}
+
+// A process killed with SIGKILL never detaches; if it was the last of its fabric, the segment
+// would stay in /dev/shm forever. Every start therefore looks at all softhca segments and removes
+// those in which no node is alive (robust mutexes tell, across PID namespaces too), under the
+// segment's own lock, marking it dead so that a process attaching at that moment starts afresh.
+void Fabric::reap_abandoned_fabrics() {
+  DIR* dir = opendir("/dev/shm");
+  if (!dir) return;
+  while (dirent* de = readdir(dir)) {
+    if (strncmp(de->d_name, kPrefix, sizeof kPrefix - 1) != 0) continue;
+    std::string name = std::string("/") + de->d_name;
+    int fd = shm_open(name.c_str(), O_RDWR, 0600);
+    if (fd < 0) continue;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || size_t(st.st_size) < sizeof(Shared)) {
+      // Still being created, or of another layout: only a creator that died long ago is removed.
+      if (fstat(fd, &st) == 0 && st.st_size == 0 && time(nullptr) - st.st_mtime > 60)
+        shm_unlink(name.c_str());
+      close(fd);
+      continue;
+    }
+    void* p = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) continue;
+    auto* shm = static_cast<Shared*>(p);
+    auto* magic = reinterpret_cast<std::atomic<uint32_t>*>(&shm->magic);
+    if (magic->load(std::memory_order_acquire) == kMagic && shm->version == kVersion) {
+      lock_robust(&shm->lock);
+      bool alive = false;
+      for (uint32_t i = 0; i < kMaxNodes && !alive; ++i) {
+        if (!shm->nodes[i].in_use) continue;
+        int r = pthread_mutex_trylock(&shm->nodes[i].alive);
+        if (r == EBUSY) {
+          alive = true;
+          continue;
+        }
+        if (r == EOWNERDEAD) pthread_mutex_consistent(&shm->nodes[i].alive);
+        if (r == 0 || r == EOWNERDEAD) pthread_mutex_unlock(&shm->nodes[i].alive);
+      }
+      // A segment nobody has joined yet (its creator is between init and claiming a node) has
+      // no node in use either: leave young ones alone.
+      bool young = time(nullptr) - st.st_mtime < 10;
+      bool any_used = false;
+      for (uint32_t i = 0; i < kMaxNodes; ++i) any_used |= shm->nodes[i].in_use != 0;
+      if (!alive && !shm->dead && (any_used || !young)) {
+        shm->dead = 1;
+        shm_unlink(name.c_str());
+      }
+      pthread_mutex_unlock(&shm->lock);
+    }
+    munmap(p, sizeof(Shared));
+  }
+  closedir(dir);
 }
 
 }  // namespace softhca

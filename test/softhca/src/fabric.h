@@ -52,6 +52,15 @@ struct Node {
   std::atomic<uint32_t> owner_waiting;
   int32_t pid;             // as the node sees itself; verified through `token` before use
   uint64_t token, token_addr;
+  uint32_t host;           // index into Shared::hosts: the emulated machine this process is on
+};
+
+// An emulated machine (SOFTHCA_NODE): its processes share port LIDs (and GIDs, derived from the
+// name). A host is in use while a node refers to it; unnamed hosts belong to one process.
+constexpr uint32_t kLidsPerHost = 16;  // 8 devices x 2 ports
+struct Host {
+  char name[64];
+  uint32_t lid_base;
 };
 
 // An MR as the responder checks it; slot = (key >> 8) % kMrSlots. Guarded by Node::direct.
@@ -78,6 +87,8 @@ struct Shared {
   pthread_mutex_t lock;  // robust; guards node/QPN allocation and teardown
   uint32_t dead;         // segment was unlinked; late openers must retry
   uint32_t next_qpn;
+  uint32_t next_lid_base;
+  Host hosts[kMaxNodes];
   Node nodes[kMaxNodes];
   QpnEntry qpns[kQpnSlots];
   MrSlot mrs[kMaxNodes][kMrSlots];
@@ -91,6 +102,7 @@ class Fabric {
   // Release the node slot; unlink the segment if no other live node remains.
   void detach(bool unmap = true);
   uint32_t node() const { return node_; }
+  uint32_t lid_base() const { return lid_base_; }  // first port LID of this process's host
   uint32_t gen() const { return gen_; }
   Shared* shm() const { return shm_; }
 
@@ -128,7 +140,11 @@ class Fabric {
  private:
   void lock_shared();
   void unlock_shared();
+  void join_host(uint32_t slot);  // shared lock held
+  // Removes fabric segments none of whose nodes is alive (their users were killed).
+  static void reap_abandoned_fabrics();
   Shared* shm_ = nullptr;
+  uint32_t lid_base_ = 1;
   uint32_t node_ = 0, gen_ = 0;
   std::string name_;
   // Per node: generation whose pid was verified (+1 usable, or the negated generation if not).

@@ -173,17 +173,6 @@ const Config& config() {
   return c;
 }
 
-uint16_t port_lid(int dev, int port) { return uint16_t(1 + dev * 2 + (port - 1)); }
-uint64_t node_guid(int dev) { return 0x98039b0300a1b200ull + uint64_t(dev); }
-
-void port_gid(int dev, int port, uint8_t out[16]) {
-  memset(out, 0, 16);
-  out[0] = 0xfe;
-  out[1] = 0x80;
-  uint64_t g = be64(node_guid(dev) + uint64_t(port - 1) * 0x100);
-  memcpy(out + 8, &g, 8);
-}
-
 Hca& Hca::get() {
   static Hca* h = new Hca;  // never destroyed: the model thread may outlive static destructors
   return *h;
@@ -504,7 +493,10 @@ void Hca::retire(Qp* qp) {
     Pending p = std::move(qp->out.front());
     qp->out.pop_front();
     if (p.syndrome == kSynOk) {
-      if (p.signaled) cq_push(qp->scq, req_cqe(qp, p.idx, p.opcode, p.byte_len), false);
+      if (!p.signaled) continue;
+      mlx5_cqe64 c = req_cqe(qp, p.idx, p.opcode, p.byte_len);
+      if (p.in_cqe) put_cqe_data(&c, p.cqe_data, p.byte_len);
+      cq_push(qp->scq, c, false);
       continue;
     }
     cq_push(qp->scq, err_cqe(qp->qpx.qp_base.qp_num, p.idx, p.opcode, uint8_t(p.syndrome), true, 0),
@@ -761,6 +753,8 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
   p.local = std::move(scatter);
   p.result_size = is_atomic ? atomic_size : 0;
   p.byte_len = opcode == MLX5_OPCODE_RDMA_READ || is_atomic ? uint32_t(total) : 0;
+  p.in_cqe = qp->scatter_req && p.signaled &&
+             (is_atomic || (opcode == MLX5_OPCODE_RDMA_READ && total <= 32));
   QpnEntry e;
   bool routable = f.lookup_qpn(m.dst_qpn, &e) && e.lid == m.dlid &&
                   (dci ? e.type == 0xdc : e.type == IBV_QPT_RC);
@@ -856,8 +850,8 @@ bool take_recv(Qp* qp, RecvWqe* out) {
     Srq* s = qp->srq;
     std::lock_guard<std::mutex> g(s->mu);
     uint32_t posted = be32(__atomic_load_n(&reinterpret_cast<uint32_t*>(s->buf + s->cnt * s->stride)[0],
-                                           __ATOMIC_ACQUIRE));
-    if (s->hw_ci == posted) return false;
+                                           __ATOMIC_ACQUIRE)) & 0xffff;
+    if ((s->hw_ci & 0xffff) == posted) return false;
     out->idx = s->hw_ci & (s->cnt - 1);
     const uint8_t* w = s->buf + size_t(out->idx) * s->stride + 16;
     for (uint32_t i = 0; i < s->max_sge; ++i) {
@@ -903,6 +897,13 @@ uint8_t scatter(Hca& h, Qp* qp, const RecvWqe& w, const uint8_t* data, uint32_t 
     if (done == len && skip == 0) return 0;
   }
   return done == len && skip == 0 ? 0 : MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+}
+
+// Scatter-to-CQE: the receive's buffers are not touched, only their room is checked.
+uint8_t fits(const RecvWqe& w, uint32_t len) {
+  uint64_t room = 0;
+  for (const auto& d : w.segs) room += be32(d.byte_count);
+  return room >= len ? 0 : MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 }
 
 mlx5_cqe64 resp_cqe(Qp* qp, uint8_t op, uint32_t idx, uint32_t len, uint32_t imm, uint32_t src_qp,
@@ -956,6 +957,11 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
     send_resp(m.src_node, m.src_gen, m.src_qpn, m.psn, syn, 0, d, n);
     *epsn = (m.psn + 1) & 0xffffff;
   };
+  auto fail = [&](uint8_t syn) {  // NAK, and the responder QP enters ERR with an async event
+    reply(syn, nullptr, 0);
+    responder_error(*this, qp, syn == MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR ? IBV_EVENT_QP_ACCESS_ERR
+                                                                          : IBV_EVENT_QP_REQ_ERR);
+  };
   auto rnr = [&] {
     if (qp->kind == Kind::kDct) *epsn = m.psn | kMustEqual;
     send_resp(m.src_node, m.src_gen, m.src_qpn, m.psn, kSynRnr, qp->attr.min_rnr_timer, nullptr, 0);
@@ -970,7 +976,8 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
     case MLX5_OPCODE_SEND_IMM: {
       RecvWqe w;
       if (!take_recv(qp, &w)) return rnr();
-      uint8_t syn = scatter(*this, qp, w, data, m.length, 0);
+      const bool in_cqe = qp->scatter_resp && m.length <= 32;  // the driver copies it out
+      uint8_t syn = in_cqe ? fits(w, m.length) : scatter(*this, qp, w, data, m.length, 0);
       uint32_t srqn = qp->srq ? qp->srq->srqn : 0;
       if (syn) {
         cq_push(qp->rcq, err_cqe(qp->qpx.qp_base.qp_num, w.idx, 0, syn, false, srqn), true);
@@ -978,16 +985,17 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
         return;
       }
       uint8_t op = m.opcode == MLX5_OPCODE_SEND ? MLX5_CQE_RESP_SEND : MLX5_CQE_RESP_SEND_IMM;
-      cq_push(qp->rcq, resp_cqe(qp, op, w.idx, m.length, m.imm, m.src_qpn, m.slid, false, m.se),
-              m.se);
+      mlx5_cqe64 c = resp_cqe(qp, op, w.idx, m.length, m.imm, m.src_qpn, m.slid, false, m.se);
+      if (in_cqe) put_cqe_data(&c, data, m.length);
+      cq_push(qp->rcq, c, m.se);
       return reply(kSynOk, nullptr, 0);
     }
     case MLX5_OPCODE_RDMA_WRITE:
     case MLX5_OPCODE_RDMA_WRITE_IMM: {
       if (!(acc & IBV_ACCESS_REMOTE_WRITE))
-        return reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
+        return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
       if (m.length && !check_mr(m.raddr, m.length, IBV_ACCESS_REMOTE_WRITE))
-        return reply(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, nullptr, 0);
+        return fail(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
       RecvWqe w;
       if (m.opcode == MLX5_OPCODE_RDMA_WRITE_IMM && !take_recv(qp, &w)) return rnr();
       if (m.length) memcpy(reinterpret_cast<void*>(uintptr_t(m.raddr)), data, m.length);
@@ -1000,9 +1008,9 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
     }
     case MLX5_OPCODE_RDMA_READ: {
       if (!(acc & IBV_ACCESS_REMOTE_READ))
-        return reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
+        return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
       if (m.length && !check_mr(m.raddr, m.length, IBV_ACCESS_REMOTE_READ))
-        return reply(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, nullptr, 0);
+        return fail(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
       return reply(kSynOk, reinterpret_cast<void*>(uintptr_t(m.raddr)), m.length);
     }
     case MLX5_OPCODE_ATOMIC_CS:
@@ -1012,12 +1020,12 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
       uint32_t size = 8;
       if (m.opcode >= MLX5_OPCODE_ATOMIC_MASKED_CS) {
         if (m.opmod == 0x8) size = 4;
-        else if (m.opmod != 0x9) return reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
+        else if (m.opmod != 0x9) return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
       }
       if (!(acc & IBV_ACCESS_REMOTE_ATOMIC) || (m.raddr & (size - 1)))
-        return reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
+        return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
       if (!check_mr(m.raddr, size, IBV_ACCESS_REMOTE_ATOMIC))
-        return reply(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, nullptr, 0);
+        return fail(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
       // Deliberately a plain read-modify-write: atomic only against other HCA atomics (they all
       // hold this node's direct lock), never against CPU atomics on the same word.
       volatile uint8_t* target = reinterpret_cast<volatile uint8_t*>(uintptr_t(m.raddr));
@@ -1035,7 +1043,7 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
       return reply(kSynOk, out, size);
     }
     default:
-      return reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
+      return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
   }
 }
 
@@ -1073,6 +1081,22 @@ void Hca::on_resp(const uint8_t* body, uint32_t len) {
 
 // Requester: read data or an atomic's original value lands in the WQE's local buffers.
 void Hca::deliver(Pending& p, const uint8_t* data, uint32_t len) {
+  if (p.in_cqe) {  // scatter-to-CQE: as it came off the wire (atomic results big-endian)
+    if (p.result_size == 8) {
+      uint64_t v;
+      memcpy(&v, data, 8);
+      v = be64(v);
+      memcpy(p.cqe_data, &v, 8);
+    } else if (p.result_size == 4) {
+      uint32_t v;
+      memcpy(&v, data, 4);
+      v = be32(v);
+      memcpy(p.cqe_data, &v, 4);
+    } else {
+      memcpy(p.cqe_data, data, std::min<uint32_t>(len, 32));
+    }
+    return;
+  }
   if (p.opcode == MLX5_OPCODE_RDMA_READ) {
     uint32_t done = 0;
     for (auto& s : p.local) {

@@ -28,9 +28,29 @@ inline uint32_t be32(uint32_t v) { return __builtin_bswap32(v); }
 inline uint16_t be16(uint16_t v) { return __builtin_bswap16(v); }
 inline uint64_t be64(uint64_t v) { return __builtin_bswap64(v); }
 
+// Identity of this process's emulated machine and keys (identity.cc): distinct per process, or
+// per SOFTHCA_NODE group, so that a peer's LID, GID or rkey cannot be mistaken for one's own.
 uint16_t port_lid(int dev, int port);
 uint64_t node_guid(int dev);
+class Hca;
 void port_gid(int dev, int port, uint8_t out[16]);  // GID index 0: link-local from the port GUID
+uint32_t next_mr_key();  // lkey = rkey of a new MR: random start per process, then sequential
+// Affiliated async events (async_events.cc). responder_error: an RC responder detected a remote
+// access error or invalid request: QP to ERR, flushed, event raised (QP lock held).
+void raise_qp_event(Qp* qp, ibv_event_type type);
+void responder_error(Hca& h, Qp* qp, ibv_event_type type);
+// Memory registration as the kernel pins it (registration.cc): 0, EINVAL, EFAULT (unmapped, or
+// not writable for a writable access) or ENOMEM (RLIMIT_MEMLOCK without CAP_IPC_LOCK).
+int pin_for_registration(const void* addr, size_t len, unsigned access);
+void unpin_registration(const void* addr, size_t len);
+// Scatter-to-CQE (cqe_scatter.cc): which of a QP's completions carry their data, the CQE data
+// area, and the driver's copy of it to the WQE's buffers (false: they cannot hold it).
+void decide_cqe_scatter(Qp* qp);  // at creation
+void put_cqe_data(mlx5_cqe64* c, const void* data, uint32_t len);
+bool copy_cqe_to_send_wqe(Qp* qp, uint16_t idx, const uint8_t* data, uint32_t len);
+bool copy_cqe_to_recv_wqe(Qp* qp, uint16_t idx, const uint8_t* data, uint32_t len);
+// mlx5dv_create_qp creation flags (qp_flags.cc): 0 or the errno rdma-core/the kernel give.
+int check_dv_create_flags(const mlx5dv_qp_init_attr* dv);
 
 class Hca {
  public:
@@ -44,7 +64,7 @@ class Hca {
   std::unordered_map<uint32_t, Qp*> qps;
   std::unordered_map<uint32_t, Mr*> mrs;
   std::unordered_map<uint32_t, Cq*> cqs;  // by CQN (CQ arm doorbells name the CQ by number)
-  std::atomic<uint32_t> next_key{1}, next_obj{1};
+  std::atomic<uint32_t> next_obj{1};  // PD, CQ, SRQ, AH numbers (memory keys: next_mr_key)
 
   // Hand a message to the fabric without ever blocking the caller.
   void post_msg(uint32_t node, uint32_t gen, MsgType t, const void* a, size_t alen, const void* b,

@@ -41,7 +41,10 @@ int softhca_init_obj_1_0(mlx5dv_obj* obj, uint64_t type) { return softhca_init_o
 __asm__(".symver softhca_init_obj_1_0, mlx5dv_init_obj@MLX5_1.0");
 
 ibv_cq_ex* mlx5dv_create_cq(ibv_context* c, ibv_cq_init_attr_ex* a, mlx5dv_cq_init_attr* dv) {
-  if (dv && dv->comp_mask) {  // compressed CQEs, padding and 128-byte CQEs are not modelled
+  // 64-byte CQEs may be asked for explicitly; compressed CQEs, padding and 128-byte CQEs are not
+  // modelled.
+  if (dv && ((dv->comp_mask & ~uint64_t(MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE)) ||
+             ((dv->comp_mask & MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE) && dv->cqe_size != 64))) {
     errno = EOPNOTSUPP;
     return nullptr;
   }

@@ -105,6 +105,8 @@ struct Pending {
   uint32_t dst_node = 0, dst_gen = 0;
   uint64_t sent_ns = 0;
   uint32_t rnr_count = 0;
+  bool in_cqe = false;  // the result goes into the CQE (scatter-to-CQE), not to `local`
+  uint8_t cqe_data[32] = {};
 };
 
 struct Qp {
@@ -119,6 +121,8 @@ struct Qp {
   bool sig_all;
   uint32_t max_inline, max_send_sge, max_recv_sge;
   uint64_t send_ops_flags;
+  uint32_t dv_create_flags = 0;  // MLX5DV_QP_CREATE_*
+  bool scatter_req = false, scatter_resp = false;  // scatter-to-CQE (cqe_scatter.cc)
   // hardware-visible queues
   uint32_t* dbrec;  // [0] receive counter, [1] send counter (big-endian)
   uint8_t* sq_buf;
@@ -138,6 +142,7 @@ struct Qp {
   uint8_t* cur_ctrl = nullptr;
   uint32_t cur_units = 0, cur_av_unit = 0;
   bool cur_has_av = false;
+  bool cur_addr_set = false, cur_data_set = false;  // UD/DC: the WQE ends when both setters ran
   // attributes
   ibv_qp_attr attr{};
   uint64_t dc_key = 0;

@@ -109,7 +109,11 @@ int poll_one(Cq* cq, ibv_wc* wc) {
     wc->byte_len = be32(cqe->byte_cnt);
     wc->status = err ? status_of(reinterpret_cast<mlx5_err_cqe*>(cqe)->syndrome) : IBV_WC_SUCCESS;
     if (err) wc->vendor_err = reinterpret_cast<mlx5_err_cqe*>(cqe)->vendor_err_synd;
-    qp->sq_ci = idx + qp->sq_wqe_bbs[slot];
+    if (!err && (op_own & MLX5_INLINE_SCATTER_32) &&  // read/atomic result in the CQE
+        !copy_cqe_to_send_wqe(qp, idx, reinterpret_cast<const uint8_t*>(cqe), wc->byte_len))
+      wc->status = IBV_WC_LOC_LEN_ERR;
+    // The CQE's WQE counter has 16 bits: extend it against the driver's 32-bit consumer index.
+    qp->sq_ci += uint16_t(idx - qp->sq_ci) + qp->sq_wqe_bbs[slot];
     return 1;
   }
   if (qp->srq) {
@@ -128,6 +132,9 @@ int poll_one(Cq* cq, ibv_wc* wc) {
   }
   wc->status = IBV_WC_SUCCESS;
   wc->byte_len = be32(cqe->byte_cnt);
+  if ((op_own & MLX5_INLINE_SCATTER_32) && !qp->srq &&  // a small receive's data in the CQE
+      !copy_cqe_to_recv_wqe(qp, idx, reinterpret_cast<const uint8_t*>(cqe), wc->byte_len))
+    wc->status = IBV_WC_LOC_LEN_ERR;
   wc->src_qp = be32(cqe->flags_rqpn) & 0xffffff;
   wc->slid = be16(cqe->slid);
   wc->pkey_index = 0;
@@ -214,6 +221,8 @@ bool begin_wqe(Qp* qp, uint8_t opcode, uint8_t opmod, unsigned flags, uint32_t i
     qp->cur_units += 3;
     qp->cur_has_av = true;
   }
+  qp->cur_addr_set = !qp->cur_has_av;
+  qp->cur_data_set = false;
   return true;
 }
 
@@ -257,6 +266,8 @@ void finish_wqe(Qp* qp, uint64_t wr_id, uint8_t wc_opcode) {
   qp->sq_pi += bbs;
 }
 
+void wr_end(Qp* qp);
+
 void set_av(Qp* qp, Ah* ah, uint32_t remote, uint64_t key, bool dc) {
   if (!qp->cur_has_av) {
     qp->wr_err = EINVAL;
@@ -267,6 +278,8 @@ void set_av(Qp* qp, Ah* ah, uint32_t remote, uint64_t key, bool dc) {
   if (dc) av.key.dc_key = be64(key);
   else av.key.qkey.qkey = be32(uint32_t(key));
   wqe_write(qp, qp->sq_pi, qp->cur_av_unit * 16, &av, sizeof av);
+  qp->cur_addr_set = true;
+  if (qp->cur_data_set) wr_end(qp);  // wr_* API: the data setter came first
 }
 
 void ring(Qp* qp) {
@@ -402,7 +415,8 @@ int sh_post_srq_recv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad) {
     s->pi++;
   }
   if (rc) *bad = wr;
-  __atomic_store_n(reinterpret_cast<uint32_t*>(s->buf + s->cnt * s->stride), be32(s->pi),
+  // The SRQ doorbell record holds a 16-bit counter, as rdma-core's mlx5 writes it.
+  __atomic_store_n(reinterpret_cast<uint32_t*>(s->buf + s->cnt * s->stride), be32(s->pi & 0xffff),
                    __ATOMIC_RELEASE);
   return rc;
 }
@@ -452,6 +466,10 @@ void wr_set_ud_addr(ibv_qp_ex* x, ibv_ah* ah, uint32_t qpn, uint32_t qkey) {
 }
 void wr_end(Qp* qp) {
   if (qp->wr_err) return;
+  // rdma-core takes the address and data setters of a UD/DC WQE in either order: the WQE is
+  // complete once both have run (the address vector's place is reserved in begin_wqe).
+  qp->cur_data_set = true;
+  if (!qp->cur_addr_set) return;
   auto* c = reinterpret_cast<mlx5_wqe_ctrl_seg*>(wqe_at(qp, qp->sq_pi, 0));
   uint8_t op = be32(c->opmod_idx_opcode) & 0xff;
   uint8_t wcop = qp->sq_wc_opcode[qp->sq_pi & (qp->sq_bbs - 1)];
@@ -524,6 +542,11 @@ void dv_set_dc_addr(mlx5dv_qp_ex* m, ibv_ah* ah, uint32_t dctn, uint64_t key) {
     return;
   }
   set_av(qp, reinterpret_cast<Ah*>(ah), dctn, key, true);
+}
+// DCI streams are not modelled: every stream of a DCI keeps the DCI's one order (perftest's DC
+// tests address DCTs through this entry point).
+void dv_set_dc_addr_stream(mlx5dv_qp_ex* m, ibv_ah* ah, uint32_t dctn, uint64_t key, uint16_t) {
+  dv_set_dc_addr(m, ah, dctn, key);
 }
 
 }  // namespace
@@ -655,6 +678,7 @@ void fill_dev_attr(Context* ctx, ibv_device_attr* a) {
   a->max_srq = 1 << 16;
   a->max_srq_wr = 32767;
   a->max_srq_sge = 31;
+  a->max_ah = 0x7fffffff;  // as mlx5_ib reports: address handles are limited by memory only
   a->max_pkeys = 1;
   a->local_ca_ack_delay = 16;
   a->phys_port_cnt = uint8_t(config().num_ports);
@@ -695,6 +719,10 @@ ibv_qp* sh_create_qp_ex(ibv_context* c, ibv_qp_init_attr_ex* attr) {
 }
 
 ibv_srq* sh_create_srq_ex(ibv_context* c, ibv_srq_init_attr_ex* a) { return make_srq(c, a); }
+int sh_get_srq_num(ibv_srq* srq, uint32_t* num) {  // as mlx5: any SRQ's number (perftest DC uses it)
+  *num = reinterpret_cast<Srq*>(srq)->srqn;
+  return 0;
+}
 
 }  // namespace
 
@@ -741,6 +769,7 @@ ibv_context* softhca_v11_ibv_open_device(ibv_device* dev) {
   v.create_cq_ex = sh_create_cq_ex;
   v.create_qp_ex = sh_create_qp_ex;
   v.create_srq_ex = sh_create_srq_ex;
+  v.get_srq_num = sh_get_srq_num;
   ibv_context& c = v.context;
   c.device = dev;
   c.ops.poll_cq = sh_poll_cq;
@@ -864,9 +893,13 @@ ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t len, uint64_t iova, unsi
     errno = EOPNOTSUPP;  // the model addresses memory by virtual address
     return nullptr;
   }
+  if (int e = pin_for_registration(addr, len, access)) {
+    errno = e;
+    return nullptr;
+  }
   Hca& h = Hca::get();
   auto* mr = new Mr{};
-  uint32_t key = (h.next_key++ & 0xffffff) << 8 | 0x5a;
+  uint32_t key = next_mr_key();
   mr->mr.context = pd->context;
   mr->mr.pd = pd;
   mr->mr.addr = addr;
@@ -902,6 +935,7 @@ int softhca_v11_ibv_dereg_mr(ibv_mr* mr) {
     std::unique_lock<std::shared_mutex> g(h.tables);
     h.mrs.erase(mr->lkey);
   }
+  unpin_registration(mr->addr, mr->length);
   delete reinterpret_cast<Mr*>(mr);
   return 0;
 }
@@ -1115,6 +1149,7 @@ void init_qp_ops(Qp* qp) {
   x.wr_abort = wr_abort;
   x.wr_atomic_write = wr_unsupported_aw;
   qp->dvx.wr_set_dc_addr = dv_set_dc_addr;
+  qp->dvx.wr_set_dc_addr_stream = dv_set_dc_addr_stream;
   qp->dvx.wr_raw_wqe = softhca_wr_raw_wqe;
 }
 
@@ -1150,6 +1185,8 @@ ibv_qp* make_qp(ibv_context* c, ibv_qp_init_attr_ex* a, Kind kind, const mlx5dv_
   qp->srq = a->srq ? reinterpret_cast<Srq*>(a->srq) : nullptr;
   qp->sig_all = a->sq_sig_all != 0;
   qp->send_ops_flags = dv && (dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS) ? dv->send_ops_flags : 0;
+  if (dv && (dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS))
+    qp->dv_create_flags = dv->create_flags;
   qp->max_inline = cap.max_inline_data;
   qp->max_send_sge = std::max<uint32_t>(cap.max_send_sge, 1);
   qp->max_recv_sge = std::max<uint32_t>(cap.max_recv_sge, 1);
@@ -1198,6 +1235,7 @@ ibv_qp* make_qp(ibv_context* c, ibv_qp_init_attr_ex* a, Kind kind, const mlx5dv_
   qp->attr.qp_state = IBV_QPS_RESET;
   qp->attr.cap = cap;
   if (dv && kind == Kind::kDct) qp->dc_key = dv->dc_init_attr.dct_access_key;
+  decide_cqe_scatter(qp);
   init_qp_ops(qp);
   std::unique_lock<std::shared_mutex> g(h.tables);
   h.qps[qpn] = qp;
@@ -1678,7 +1716,12 @@ ibv_qp* softhca_create_qp_dv(ibv_context* c, ibv_qp_init_attr_ex* a, mlx5dv_qp_i
     errno = EOPNOTSUPP;
     return nullptr;
   }
-  uint64_t dv_known = MLX5DV_QP_INIT_ATTR_MASK_DC | MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS;
+  uint64_t dv_known = MLX5DV_QP_INIT_ATTR_MASK_DC | MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS |
+                      MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS;
+  if (int e = check_dv_create_flags(dv)) {
+    errno = e;
+    return nullptr;
+  }
   if (dv && ((dv->comp_mask & ~dv_known) ||
              ((dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS) &&
               (dv->send_ops_flags & ~uint64_t(MLX5DV_QP_EX_WITH_RAW_WQE))))) {

@@ -136,7 +136,8 @@ struct Child {
   FILE *in = nullptr, *out = nullptr;
   explicit Child(const char* mode, const std::vector<std::string>& env = {}) {
     int to[2], from[2];
-    if (pipe(to) || pipe(from)) return;
+    // Close-on-exec: a later child must not inherit this one's stdin (it would never see EOF).
+    if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC)) return;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, to[0], 0);

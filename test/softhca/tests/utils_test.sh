@@ -42,7 +42,7 @@ pingpong_once() {
   grep -q "200 iters" "$tmp/cli.$port" || ok=1
   grep -q "200 iters" "$tmp/srv.$port" || ok=1
   # every process left the fabric, also those that exited without closing the device
-  if [[ -e "/dev/shm/$fab" ]]; then echo "shared memory $fab left behind"; ok=1; fi
+  if [[ -e "/dev/shm/softhca.$fab" ]]; then echo "shared memory $fab left behind"; ok=1; fi
   ((ok == 0)) || { echo "--- server"; cat "$tmp/srv.$port"; echo "--- client"; cat "$tmp/cli.$port"; }
   return $ok
 }

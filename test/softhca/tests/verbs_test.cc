@@ -162,7 +162,8 @@ TEST_F(Pair, SendRecvWithImmediate) {
       EXPECT_EQ(wc.byte_len, 19u);
       EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
       EXPECT_EQ(ntohl(wc.imm_data), 0x1234u);
-      EXPECT_EQ(wc.src_qp, a->qp_num);
+      // No src_qp check: 19 bytes on RC are scattered into the CQE, whose data then covers the
+      // source-QP and SLID fields (as on ConnectX; rdma-core reads them anyway).
       got |= 1;
     } else {
       EXPECT_EQ(wc.opcode, IBV_WC_SEND);
@@ -723,11 +724,11 @@ int run_peer(int mode) {
   ibv_mr* mr = ibv_reg_mr(d.pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                                                    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
   buf[0] = 1000;
-  printf("%u %lu %u\n", qp->qp_num, (unsigned long)uintptr_t(buf), mr->rkey);
+  printf("%u %lu %u %u\n", qp->qp_num, (unsigned long)uintptr_t(buf), mr->rkey, lid_of(d));
   fflush(stdout);
-  unsigned remote;
-  if (scanf("%u", &remote) != 1) return 2;
-  if (connect_rc(qp, remote, lid_of(d))) return 3;
+  unsigned remote, remote_lid;
+  if (scanf("%u %u", &remote, &remote_lid) != 2) return 2;
+  if (connect_rc(qp, remote, uint16_t(remote_lid))) return 3;
   printf("ready\n");
   fflush(stdout);
   char cmd[16];
@@ -742,14 +743,14 @@ TEST(MultiProcess, AtomicsAcrossProcessesThenPeerGone) {
   for (const char* mode : {"0", "1"}) {
     Child c(mode);
     ASSERT_GT(c.pid, 0);
-    unsigned qpn, rkey;
+    unsigned qpn, rkey, lid;
     unsigned long addr;
-    ASSERT_EQ(fscanf(c.out, "%u %lu %u", &qpn, &addr, &rkey), 3);
+    ASSERT_EQ(fscanf(c.out, "%u %lu %u %u", &qpn, &addr, &rkey, &lid), 4);
     Dev d;
     ibv_cq* cq = ibv_create_cq(d.ctx, 16, nullptr, nullptr, 0);
     ibv_qp* qp = make_rc(d, cq);
-    ASSERT_EQ(connect_rc(qp, qpn, lid_of(d), 7, 10, 1), 0);
-    fprintf(c.in, "%u\n", qp->qp_num);
+    ASSERT_EQ(connect_rc(qp, qpn, uint16_t(lid), 7, 10, 1), 0);  // the peer's LID, not ours
+    fprintf(c.in, "%u %u\n", qp->qp_num, lid_of(d));
     fflush(c.in);
     char word[16];
     ASSERT_EQ(fscanf(c.out, "%15s", word), 1);
@@ -1440,8 +1441,8 @@ TEST(CqEx, StartNextEndPoll) {
       EXPECT_TRUE(ibv_wc_read_wc_flags(cqx) & IBV_WC_WITH_IMM);
       EXPECT_EQ(ntohl(ibv_wc_read_imm_data(cqx)), 0xabcdu);
       EXPECT_EQ(ibv_wc_read_qp_num(cqx), b->qp_num);
-      EXPECT_EQ(ibv_wc_read_src_qp(cqx), a->qp_num);
-      EXPECT_EQ(ibv_wc_read_slid(cqx), lid_of(d));
+      // src_qp and slid are not checked: this 8-byte RC receive is scattered into the CQE,
+      // whose data covers those fields (as on ConnectX).
       seen |= 2;
     }
     rc = ibv_next_poll(cqx);

@@ -1,0 +1,82 @@
+// softhca memory registration checks, as the kernel's ib_umem_get makes them when it pins pages:
+// every page of the range must be mapped and readable, and writable when the access asks for
+// any write (local write, remote write, remote atomic), else EFAULT; the pinned pages count
+// against RLIMIT_MEMLOCK unless the process has CAP_IPC_LOCK, else ENOMEM.
+#include <linux/capability.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+
+#include "hca.h"
+
+namespace softhca {
+
+namespace {
+
+std::atomic<uint64_t> g_pinned_pages{0};
+
+uint64_t page_size() {
+  static const uint64_t p = uint64_t(sysconf(_SC_PAGESIZE));
+  return p;
+}
+
+uint64_t pages_of(uint64_t addr, uint64_t len) {
+  uint64_t p = page_size();
+  return ((addr + len + p - 1) / p) - addr / p;
+}
+
+// True when [lo, hi) is covered by mappings with read (and write, if asked) permission.
+bool mapped(uint64_t lo, uint64_t hi, bool write) {
+  FILE* f = fopen("/proc/self/maps", "re");
+  if (!f) return true;  // cannot tell: do not refuse
+  char line[512];
+  uint64_t covered = lo;
+  while (covered < hi && fgets(line, sizeof line, f)) {
+    unsigned long a, b;
+    char perms[8];
+    if (sscanf(line, "%lx-%lx %7s", &a, &b, perms) != 3) continue;
+    if (b <= covered) continue;
+    if (a > covered) break;  // a hole
+    if (perms[0] != 'r' || (write && perms[1] != 'w')) break;
+    covered = b;
+  }
+  fclose(f);
+  return covered >= hi;
+}
+
+bool has_ipc_lock() {
+  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+  if (syscall(SYS_capget, &hdr, data) != 0) return false;
+  return data[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32));
+}
+
+}  // namespace
+
+int pin_for_registration(const void* addr, size_t len, unsigned access) {
+  uint64_t a = uint64_t(uintptr_t(addr));
+  if (len == 0 || a + len < a) return EINVAL;
+  bool write = access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC |
+                         IBV_ACCESS_MW_BIND);
+  uint64_t p = page_size();
+  if (!mapped(a / p * p, (a + len + p - 1) / p * p, write)) return EFAULT;
+  uint64_t n = pages_of(a, len);
+  uint64_t total = g_pinned_pages.fetch_add(n) + n;
+  rlimit rl{};
+  if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+      total > rl.rlim_cur / p && !has_ipc_lock()) {
+    g_pinned_pages.fetch_sub(n);
+    return ENOMEM;
+  }
+  return 0;
+}
+
+void unpin_registration(const void* addr, size_t len) {
+  g_pinned_pages.fetch_sub(pages_of(uint64_t(uintptr_t(addr)), len));
+}
+
+}  // namespace softhca
