@@ -1,5 +1,7 @@
 #include "hca.h"
 
+#include "doorbell.h"
+
 #include <signal.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -1204,8 +1206,9 @@ constexpr int kMaxTraps = 4096;
 std::atomic<Qp*> g_trap_qp[kMaxTraps];
 std::atomic<uint8_t*> g_trap_page[kMaxTraps];
 thread_local Qp* t_stepping = nullptr;
-thread_local bool t_stepping_uar = false;
-std::atomic<uint8_t*> g_cq_uar{nullptr};  // CQ arm doorbells (one page for all contexts)
+thread_local uint8_t* t_stepping_uar = nullptr;
+// CQ arm doorbell pages, one per CQ: threads arming different CQs never share a trapped page.
+std::atomic<uint8_t*> g_cq_page[kMaxTraps];
 struct sigaction g_old_segv, g_old_trap;
 
 void chain(const struct sigaction& old, int sig, siginfo_t* si, void* uc) {
@@ -1219,11 +1222,13 @@ void chain(const struct sigaction& old, int sig, siginfo_t* si, void* uc) {
 
 void on_segv(int sig, siginfo_t* si, void* ucv) {
   auto* page = reinterpret_cast<uint8_t*>(uintptr_t(si->si_addr) & ~uintptr_t(4095));
-  if (page && page == g_cq_uar.load(std::memory_order_acquire)) {
-    mprotect(page, 4096, PROT_READ | PROT_WRITE);
-    t_stepping_uar = true;
-    static_cast<ucontext_t*>(ucv)->uc_mcontext.gregs[REG_EFL] |= 0x100;
-    return;
+  for (int i = 0; page && i < kMaxTraps; ++i) {
+    if (g_cq_page[i].load(std::memory_order_acquire) == page) {
+      mprotect(page, 4096, PROT_READ | PROT_WRITE);
+      t_stepping_uar = page;
+      static_cast<ucontext_t*>(ucv)->uc_mcontext.gregs[REG_EFL] |= 0x100;
+      return;
+    }
   }
   for (int i = 0; i < kMaxTraps; ++i) {
     if (g_trap_page[i].load(std::memory_order_acquire) == page) {
@@ -1238,25 +1243,18 @@ void on_segv(int sig, siginfo_t* si, void* ucv) {
 }
 
 // A CQ arm doorbell as libmlx5 writes it: {sn << 28 | command | ci, cqn}, big-endian, at 0x20.
-void cq_uar_doorbell() {
-  uint8_t* page = g_cq_uar.load();
+void cq_uar_doorbell(uint8_t* page) {
   uint32_t db[2];
   memcpy(db, page + MLX5_CQ_DOORBELL, sizeof db);
   mprotect(page, 4096, PROT_READ);
-  Hca& h = Hca::get();
-  std::shared_lock<std::shared_mutex> g(h.tables);
-  auto it = h.cqs.find(be32(db[1]));
-  if (getenv("SOFTHCA_TRACE"))
-    fprintf(stderr, "softhca: cq arm doorbell %08x cqn %u%s\n", be32(db[0]), be32(db[1]),
-            it == h.cqs.end() ? " (no such CQ)" : "");
-  if (it != h.cqs.end()) h.arm_cq(it->second, (be32(db[0]) & MLX5_CQ_DB_REQ_NOT_SOL) != 0);
+  ring_cq_arm(db);
 }
 
 void on_trap(int sig, siginfo_t* si, void* ucv) {
-  if (t_stepping_uar) {
-    t_stepping_uar = false;
+  if (uint8_t* page = t_stepping_uar) {
+    t_stepping_uar = nullptr;
     static_cast<ucontext_t*>(ucv)->uc_mcontext.gregs[REG_EFL] &= ~0x100;
-    return cq_uar_doorbell();
+    return cq_uar_doorbell(page);
   }
   Qp* qp = t_stepping;
   if (!qp) return chain(g_old_trap, sig, si, ucv);
@@ -1285,6 +1283,7 @@ void install_handlers() {
 }  // namespace
 
 void trap_bf_page(Qp* qp) {
+  if (!doorbell_trap_mode()) return watch_bf_page(qp);
   install_handlers();  // again each time: a runtime may have replaced them since
   for (int i = 0; i < kMaxTraps; ++i) {
     if (g_trap_page[i].load() == qp->bf) return;
@@ -1302,21 +1301,35 @@ void trap_bf_page(Qp* qp) {
   fprintf(stderr, "softhca: too many QPs with raw doorbells (%d)\n", kMaxTraps);
 }
 
-uint8_t* cq_uar_page() {
+uint8_t* cq_uar_page(Cq* cq) {
+  std::lock_guard<std::mutex> g(cq->cons);
+  if (cq->uar) return cq->uar;
+  if (!doorbell_trap_mode()) return cq->uar = watch_cq_page(cq);
   install_handlers();
-  uint8_t* p = g_cq_uar.load();
-  if (p) return p;
   void* m = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) return nullptr;
-  uint8_t* expected = nullptr;
-  if (!g_cq_uar.compare_exchange_strong(expected, static_cast<uint8_t*>(m))) {
-    munmap(m, 4096);
-    return expected;
+  for (int i = 0; i < kMaxTraps; ++i) {
+    uint8_t* expected = nullptr;
+    if (g_cq_page[i].compare_exchange_strong(expected, static_cast<uint8_t*>(m)))
+      return cq->uar = static_cast<uint8_t*>(m);
   }
-  return static_cast<uint8_t*>(m);
+  munmap(m, 4096);
+  return nullptr;
+}
+
+void release_cq_uar(Cq* cq) {
+  if (!cq->uar) return;
+  if (!doorbell_trap_mode()) return unwatch_cq_page(cq);
+  for (int i = 0; i < kMaxTraps; ++i) {
+    uint8_t* expected = cq->uar;
+    if (g_cq_page[i].compare_exchange_strong(expected, nullptr)) break;
+  }
+  munmap(cq->uar, 4096);
+  cq->uar = nullptr;
 }
 
 void untrap_bf_page(Qp* qp) {
+  if (!doorbell_trap_mode()) return unwatch_bf_page(qp);
   for (int i = 0; i < kMaxTraps; ++i)
     if (g_trap_page[i].load() == qp->bf) {
       mprotect(qp->bf, 4096, PROT_READ | PROT_WRITE);

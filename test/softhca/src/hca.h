@@ -114,7 +114,9 @@ class Hca {
 // Raw-WQE access for mlx5dv_init_obj: make writes to a QP's BlueFlame page ring the doorbell.
 void trap_bf_page(Qp* qp);
 void untrap_bf_page(Qp* qp);
-// The CQ doorbell page handed out as mlx5dv_cq.cq_uar: arm doorbells stored to it arm the CQ.
-uint8_t* cq_uar_page();
+// The CQ's doorbell page handed out as mlx5dv_cq.cq_uar: arm doorbells stored to it arm the CQ
+// they name. One page per CQ, so that threads arming different CQs never share one.
+uint8_t* cq_uar_page(Cq* cq);
+void release_cq_uar(Cq* cq);
 
 }  // namespace softhca

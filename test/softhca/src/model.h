@@ -77,6 +77,7 @@ struct Cq {
   std::mutex cons;
   uint32_t ci = 0;
   bool dv_owned = false;
+  uint8_t* uar = nullptr;  // arm doorbell page handed out by mlx5dv_init_obj
   ibv_wc cur{};  // current entry for the ibv_cq_ex read_* callbacks
 };
 

@@ -1,0 +1,202 @@
+// softhca execution-model tests: raw doorbells in both doorbell modes, delivery to programs that
+// poll CQ buffers themselves, and the knobs that use the hardware's freedom of timing and order.
+#include <signal.h>
+
+#include "test/softhca/tests/common.h"
+
+namespace {
+
+// One process-local loopback RC pair (a -> b) on one CQ, with a registered buffer.
+struct Loop {
+  Dev& d;
+  ibv_comp_channel* ch = nullptr;
+  ibv_cq* cq = nullptr;
+  ibv_qp *a = nullptr, *b = nullptr;
+  ibv_mr* mr = nullptr;
+  alignas(64) uint8_t buf[8192] = {};
+  Loop(Dev& dev, bool channel, bool raw = false) : d(dev) {
+    if (channel) ch = ibv_create_comp_channel(d.ctx);
+    cq = ibv_create_cq(d.ctx, 64, nullptr, ch, 0);
+    a = make_rc(d, cq, raw);
+    b = make_rc(d, cq, raw);
+    if (!a || !b || connect_rc(a, b->qp_num, lid_of(d)) || connect_rc(b, a->qp_num, lid_of(d))) {
+      a = b = nullptr;
+      return;
+    }
+    mr = ibv_reg_mr(d.pd, buf, sizeof buf,
+                    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                        IBV_ACCESS_REMOTE_ATOMIC);
+  }
+  bool ok() const { return a && b && mr && cq; }
+  ~Loop() {
+    if (a) ibv_destroy_qp(a);
+    if (b) ibv_destroy_qp(b);
+    if (mr) ibv_dereg_mr(mr);
+    if (cq) ibv_destroy_cq(cq);
+    if (ch) ibv_destroy_comp_channel(ch);
+  }
+  int post_write(ibv_qp* qp, uint32_t off, uint32_t roff, uint32_t len, unsigned flags) {
+    ibv_sge s{uint64_t(uintptr_t(buf + off)), len, mr->lkey};
+    ibv_send_wr wr{}, *bad;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = flags;
+    wr.wr.rdma.remote_addr = uint64_t(uintptr_t(buf + roff));
+    wr.wr.rdma.rkey = mr->rkey;
+    return ibv_post_send(qp, &wr, &bad);
+  }
+};
+
+// A raw 8-byte fetch-add WQE (control, remote address, atomic, data segment) rung by the
+// doorbell record and an 8-byte store to the BlueFlame register, as UCX does it.
+void raw_fadd(const mlx5dv_qp& dq, uint32_t qpn, uint32_t pi, uint64_t* target, uint32_t rkey,
+              uint64_t* result, uint32_t lkey, uint32_t bf_off) {
+  auto* w = static_cast<uint8_t*>(dq.sq.buf) + (pi & (dq.sq.wqe_cnt - 1)) * dq.sq.stride;
+  memset(w, 0, 64);
+  auto* c = reinterpret_cast<mlx5_wqe_ctrl_seg*>(w);
+  c->opmod_idx_opcode = bswap32((pi & 0xffff) << 8 | MLX5_OPCODE_ATOMIC_FA);
+  c->qpn_ds = bswap32(qpn << 8 | 4);
+  c->fm_ce_se = MLX5_WQE_CTRL_CQ_UPDATE;
+  auto* rs = reinterpret_cast<mlx5_wqe_raddr_seg*>(w + 16);
+  rs->raddr = bswap64(uint64_t(uintptr_t(target)));
+  rs->rkey = bswap32(rkey);
+  reinterpret_cast<mlx5_wqe_atomic_seg*>(w + 32)->swap_add = bswap64(1);
+  auto* ds = reinterpret_cast<mlx5_wqe_data_seg*>(w + 48);
+  ds->byte_count = bswap32(8);
+  ds->lkey = bswap32(lkey);
+  ds->addr = bswap64(uint64_t(uintptr_t(result)));
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  dq.dbrec[MLX5_SND_DBR] = bswap32((pi + 1) & 0xffff);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  *reinterpret_cast<volatile uint64_t*>(static_cast<uint8_t*>(dq.bf.reg) + bf_off) =
+      *reinterpret_cast<uint64_t*>(w);
+}
+
+// Waits for CQE number n of a CQ by its owner bit, without any verbs call; false if none comes.
+bool wait_cqe_raw(const mlx5dv_cq& dc, uint32_t n, mlx5_cqe64* out, int seconds = 20) {
+  auto* cqe = reinterpret_cast<mlx5_cqe64*>(static_cast<uint8_t*>(dc.buf) + (n & (dc.cqe_cnt - 1)) * 64);
+  uint8_t owner = (n / dc.cqe_cnt) & 1;
+  uint64_t spins = 0;
+  timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+    if ((op_own >> 4) != MLX5_CQE_INVALID && (op_own & 1) == owner) break;
+    if (++spins % 1024 == 0) {
+      clock_gettime(CLOCK_MONOTONIC, &t);
+      if (t.tv_sec - t0.tv_sec > seconds) return false;
+      if (spins > 100000) usleep(20);
+    }
+  }
+  if (out) memcpy(out, cqe, sizeof *out);
+  dc.dbrec[0] = bswap32((n + 1) & 0xffffff);
+  return true;
+}
+
+// ---- doorbells ------------------------------------------------------------------------------
+
+// Two threads arm their own CQs through cq_uar at the same moment, many times; each then makes
+// one completion and must get its event. One arm doorbell page shared by all CQs loses arms when
+// the two stores meet.
+int peer_concurrent_arms() {
+  Dev d;
+  if (!d.ctx) return 2;
+  constexpr int kThreads = 2, kRounds = 300;
+  std::atomic<int> barrier{0}, failed{0};
+  auto body = [&](int t) {
+    Loop l(d, true);
+    if (!l.ok()) return void(failed = 1);
+    mlx5dv_cq dc{};
+    mlx5dv_obj o{};
+    o.cq.in = l.cq;
+    o.cq.out = &dc;
+    if (mlx5dv_init_obj(&o, MLX5DV_OBJ_CQ)) return void(failed = 1);
+    uint32_t ci = 0;
+    for (int k = 0; k < kRounds && !failed; ++k) {
+      // meet the other thread, then arm at once
+      int target = (k + 1) * kThreads;
+      barrier.fetch_add(1);
+      while (barrier.load() < target && !failed) {
+      }
+      uint32_t sn = uint32_t(k) & 3;
+      uint32_t db[2] = {bswap32(sn << 28 | MLX5_CQ_DB_REQ_NOT | (ci & 0xffffff)), bswap32(dc.cqn)};
+      dc.dbrec[1] = db[0];
+      __atomic_thread_fence(__ATOMIC_RELEASE);
+      uint64_t v;
+      memcpy(&v, db, 8);
+      *reinterpret_cast<volatile uint64_t*>(static_cast<uint8_t*>(dc.cq_uar) + MLX5_CQ_DOORBELL) = v;
+      if (l.post_write(l.a, 0, 64, 8, IBV_SEND_SIGNALED)) return void(failed = 1);
+      ibv_wc wc = wait_wc(l.cq);
+      ci++;
+      if (wc.status != IBV_WC_SUCCESS) return void(failed = 1);
+      pollfd p{l.ch->fd, POLLIN, 0};
+      if (poll(&p, 1, 10000) != 1) {
+        fprintf(stderr, "thread %d round %d: no event (arm lost)\n", t, k);
+        return void(failed = 1);
+      }
+      ibv_cq* ev;
+      void* ctx;
+      if (ibv_get_cq_event(l.ch, &ev, &ctx) || ev != l.cq) return void(failed = 1);
+      ibv_ack_cq_events(ev, 1);
+    }
+  };
+  std::vector<std::thread> th;
+  for (int t = 0; t < kThreads; ++t) th.emplace_back(body, t);
+  for (auto& x : th) x.join();
+  return failed ? 1 : 0;
+}
+
+TEST(Doorbell, ConcurrentArmsFromTwoThreadsPollMode) {
+  Child c("concurrent-arms", {"SOFTHCA_DOORBELL=poll"});
+  EXPECT_EQ(c.wait(), 0);
+}
+
+TEST(Doorbell, ConcurrentArmsFromTwoThreadsTrapMode) {
+  Child c("concurrent-arms", {"SOFTHCA_DOORBELL=trap"});
+  EXPECT_EQ(c.wait(), 0);
+}
+
+// Raw fetch-adds rung through the BlueFlame register and completed by owner bit, with SIGTRAP back
+// at its default action after mlx5dv_init_obj (as under a debugger, which keeps SIGTRAP for
+// itself): in poll mode no doorbell single-steps, so the program runs on.
+int peer_raw_without_sigtrap() {
+  Dev d;
+  Loop l(d, false, true);
+  if (!l.ok()) return 2;
+  mlx5dv_qp dq{};
+  mlx5dv_cq dc{};
+  mlx5dv_obj o{};
+  o.qp.in = l.a;
+  o.qp.out = &dq;
+  o.cq.in = l.cq;
+  o.cq.out = &dc;
+  if (mlx5dv_init_obj(&o, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ)) return 3;
+  signal(SIGTRAP, SIG_DFL);
+  auto* target = reinterpret_cast<uint64_t*>(l.buf + 256);
+  auto* result = reinterpret_cast<uint64_t*>(l.buf + 512);
+  for (uint32_t n = 0; n < 1000; ++n) {
+    raw_fadd(dq, l.a->qp_num, n, target, l.mr->rkey, result, l.mr->lkey, (n & 1) * dq.bf.size);
+    mlx5_cqe64 cqe;
+    if (!wait_cqe_raw(dc, n, &cqe)) return 4;
+    if ((cqe.op_own >> 4) != MLX5_CQE_REQ || *result != n) return 5;
+    if (n % 100 == 99) usleep(2000);  // long enough for the doorbell thread to fall asleep
+  }
+  return *target == 1000 ? 0 : 6;
+}
+
+TEST(Doorbell, PollModeRawDoorbellsNeedNoSingleStep) {
+  Child c("raw-without-sigtrap", {"SOFTHCA_DOORBELL=poll"});
+  EXPECT_EQ(c.wait(), 0);
+}
+
+int peer(const char* mode) {
+  std::string m = mode;
+  if (m == "concurrent-arms") return peer_concurrent_arms();
+  if (m == "raw-without-sigtrap") return peer_raw_without_sigtrap();
+  return 100;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return softhca_test_main(argc, argv, "exec_test", peer); }
