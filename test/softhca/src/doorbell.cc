@@ -14,6 +14,7 @@
 
 #include "exec_knobs.h"
 #include "hca.h"
+#include "wakeup.h"
 
 namespace softhca {
 
@@ -135,6 +136,7 @@ bool scan() {
 }
 
 void doorbell_thread() {
+  prefer_prompt_wakeup();
   uint64_t last = now_ns();
   const uint64_t spin_ns = uint64_t(exec_knobs().doorbell_spin_us) * 1000;
   for (;;) {

@@ -1,6 +1,7 @@
 #include "hca.h"
 
 #include "doorbell.h"
+#include "wakeup.h"
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -323,6 +324,7 @@ void Hca::run(std::promise<bool>* ready) {
     return;
   }
   ready->set_value(true);
+  prefer_prompt_wakeup();  // deliver while the program spins on CQ buffers
   Ring& r = fab_.inbox();
   uint64_t last_timer = 0, last_busy = now_ns();
   while (!stop_.load()) {
@@ -782,6 +784,7 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
   memcpy(p.msg.data(), &m, sizeof m);
   if (!payload.empty()) memcpy(p.msg.data() + sizeof m, payload.data(), payload.size());
   if (routable) post_msg(e.node, e.gen, kReq, p.msg.data(), p.msg.size(), nullptr, 0);
+  if (routable) p.inbox_pos = fab_.shm()->rings[e.node].tail.load();
   qp->out.push_back(std::move(p));
   if (idle_forever_.load()) fab_.wake(fab_.node());  // it must start the retry clock
 }
@@ -1170,6 +1173,7 @@ void Hca::timers() {
         if (p.syndrome < 0 && p.dst_node < kMaxNodes) {
           p.sent_ns = now;
           post_msg(p.dst_node, p.dst_gen, kReq, p.msg.data(), p.msg.size(), nullptr, 0);
+          p.inbox_pos = fab_.shm()->rings[p.dst_node].tail.load();
         }
       continue;
     }
@@ -1184,6 +1188,13 @@ void Hca::timers() {
     uint64_t limit = std::min<uint64_t>(t * (qp->attr.retry_cnt + 1),
                                         uint64_t(config().max_retry_ms) * 1000000);
     bool gone = head->dst_node >= kMaxNodes || !fab_.node_alive(head->dst_node, head->dst_gen);
+    // A request still queued at a live responder is not lost: a real responder's HCA would have
+    // acknowledged it whatever its CPUs do, so the transport timer starts when it is taken.
+    if (!gone && head->inbox_pos &&
+        fab_.shm()->rings[head->dst_node].head.load(std::memory_order_acquire) < head->inbox_pos) {
+      head->sent_ns = now;
+      continue;
+    }
     if ((gone && now - head->sent_ns > std::min<uint64_t>(limit, 1000000)) ||
         now - head->sent_ns > limit) {
       if (getenv("SOFTHCA_TRACE"))

@@ -105,6 +105,7 @@ struct Pending {
   std::vector<uint8_t> msg;  // the request, kept for RNR replay
   uint32_t dst_node = 0, dst_gen = 0;
   uint64_t sent_ns = 0;
+  uint64_t inbox_pos = 0;  // the responder's inbox tail after the request was queued
   uint32_t rnr_count = 0;
 };
 

@@ -190,10 +190,181 @@ TEST(Doorbell, PollModeRawDoorbellsNeedNoSingleStep) {
   EXPECT_EQ(c.wait(), 0);
 }
 
+// ---- delivery to programs that poll CQ buffers themselves ------------------------------------
+
+// The receiver: an RC QP whose receive CQ it reads by owner bit only (never ibv_poll_cq), the way
+// a backend drives its CQs. It reports its QPN and LID, connects to the sender, then expects
+// `count` sends in order and reports how many arrived. The CQ is spun on without pause.
+int peer_raw_receiver() {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 256, nullptr, nullptr, 0);
+  ibv_qp* qp = make_rc(d, cq);
+  static uint8_t rbuf[64 * 64];
+  ibv_mr* mr = ibv_reg_mr(d.pd, rbuf, sizeof rbuf, IBV_ACCESS_LOCAL_WRITE);
+  if (!cq || !qp || !mr) return 2;
+  mlx5dv_cq dc{};
+  mlx5dv_qp dq{};
+  mlx5dv_obj o{};
+  o.cq.in = cq;
+  o.cq.out = &dc;
+  o.qp.in = qp;
+  o.qp.out = &dq;
+  if (mlx5dv_init_obj(&o, MLX5DV_OBJ_CQ | MLX5DV_OBJ_QP)) return 3;
+  printf("%u %u\n", qp->qp_num, lid_of(d));
+  fflush(stdout);
+  unsigned rqpn, rlid, count;
+  if (scanf("%u %u %u", &rqpn, &rlid, &count) != 3) return 4;
+  // Receives are posted raw too (the driver's own ring accounting advances only in ibv_poll_cq).
+  auto post_recv = [&](uint32_t i) {
+    auto* w = static_cast<uint8_t*>(dq.rq.buf) + (i & (dq.rq.wqe_cnt - 1)) * dq.rq.stride;
+    mlx5_wqe_data_seg seg[2] = {};
+    seg[0].byte_count = bswap32(64);
+    seg[0].lkey = bswap32(mr->lkey);
+    seg[0].addr = bswap64(uint64_t(uintptr_t(rbuf + (i % 64) * 64)));
+    seg[1].lkey = bswap32(MLX5_INVALID_LKEY);
+    memcpy(w, seg, std::min<size_t>(sizeof seg, dq.rq.stride));
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    dq.dbrec[MLX5_RCV_DBR] = bswap32((i + 1) & 0xffff);
+    return 0;
+  };
+  for (uint32_t i = 0; i < 32; ++i)
+    if (post_recv(i)) return 5;
+  if (connect_rc(qp, rqpn, uint16_t(rlid))) return 6;
+  printf("ready\n");
+  fflush(stdout);
+  uint32_t got = 0;
+  for (; got < count; ++got) {
+    auto* cqe = reinterpret_cast<volatile mlx5_cqe64*>(static_cast<uint8_t*>(dc.buf) +
+                                                       (got & (dc.cqe_cnt - 1)) * 64);
+    uint8_t owner = (got / dc.cqe_cnt) & 1, op_own;
+    timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t spins = 0;
+    bool timed_out = false;
+    while (((op_own = cqe->op_own) >> 4) == MLX5_CQE_INVALID || (op_own & 1) != owner) {
+      if (++spins % 4096) continue;
+      clock_gettime(CLOCK_MONOTONIC, &t);
+      if (t.tv_sec - t0.tv_sec > 30) {
+        timed_out = true;
+        break;
+      }
+    }
+    if (timed_out) break;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if ((op_own >> 4) != MLX5_CQE_RESP_SEND || rbuf[(got % 64) * 64] != uint8_t(got)) {
+      fprintf(stderr, "receive %u: opcode %u byte %u\n", got, op_own >> 4, rbuf[(got % 64) * 64]);
+      break;
+    }
+    dc.dbrec[0] = bswap32((got + 1) & 0xffffff);
+    if (int r = post_recv(got + 32)) {
+      fprintf(stderr, "receive %u: ibv_post_recv %d\n", got, r);
+      break;
+    }
+  }
+  printf("%u\n", got);
+  fflush(stdout);
+  ibv_destroy_qp(qp);
+  ibv_dereg_mr(mr);
+  ibv_destroy_cq(cq);
+  return 0;
+}
+
+// Sends 2000 messages, one at a time, to a receiver process that spins on its CQ buffer and never
+// calls ibv_poll_cq: its model thread must deliver each (and wake in time to do so while the
+// receiver's thread spins). The sender's transport timer is short (~12 ms); it must never run out
+// for a live receiver, as on hardware. Prints the time taken (not asserted).
+TEST(Delivery, ReceiverPollingCqBufferGetsSends) {
+  Child c("raw-receiver");
+  unsigned rqpn, rlid;
+  ASSERT_EQ(fscanf(c.out, "%u %u", &rqpn, &rlid), 2);
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 64, nullptr, nullptr, 0);
+  ibv_qp* qp = make_rc(d, cq);
+  ASSERT_TRUE(cq && qp);
+  ASSERT_EQ(connect_rc(qp, rqpn, uint16_t(rlid), 7, 10, 2), 0);  // ~12 ms transport timeout
+  constexpr unsigned kCount = 2000;
+  fprintf(c.in, "%u %u %u\n", qp->qp_num, lid_of(d), kCount);
+  fflush(c.in);
+  char word[16];
+  ASSERT_EQ(fscanf(c.out, "%15s", word), 1);
+  timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (unsigned i = 0; i < kCount; ++i) {
+    uint8_t v = uint8_t(i);
+    ibv_sge s{uint64_t(uintptr_t(&v)), 1, 0};
+    ibv_send_wr wr{}, *bad;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+    ASSERT_EQ(ibv_post_send(qp, &wr, &bad), 0);
+    ibv_wc wc = wait_wc(cq);
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << "send " << i;
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  fprintf(stderr, "%u sends in %.1f ms\n", kCount,
+          double(t1.tv_sec - t0.tv_sec) * 1e3 + double(t1.tv_nsec - t0.tv_nsec) / 1e6);
+  unsigned got = 0;
+  ASSERT_EQ(fscanf(c.out, "%u", &got), 1);
+  EXPECT_EQ(got, kCount);
+  EXPECT_EQ(c.wait(), 0);
+  ibv_destroy_qp(qp);
+  ibv_destroy_cq(cq);
+}
+
+// The receiver's process is stopped while sends are queued for it: a real receiver's HCA places and
+// acknowledges them whatever its CPUs do, so the sender's transport timer (here ~12 ms) must not
+// run out while they wait for the receiver's model; they complete once it runs again.
+TEST(Delivery, SendsToStoppedReceiverDoNotTimeOut) {
+  Child c("raw-receiver");
+  unsigned rqpn, rlid;
+  ASSERT_EQ(fscanf(c.out, "%u %u", &rqpn, &rlid), 2);
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 64, nullptr, nullptr, 0);
+  ibv_qp* qp = make_rc(d, cq);
+  ASSERT_TRUE(cq && qp);
+  ASSERT_EQ(connect_rc(qp, rqpn, uint16_t(rlid), 7, 10, 2), 0);
+  constexpr unsigned kCount = 16;
+  fprintf(c.in, "%u %u %u\n", qp->qp_num, lid_of(d), kCount);
+  fflush(c.in);
+  char word[16];
+  ASSERT_EQ(fscanf(c.out, "%15s", word), 1);
+  ASSERT_EQ(kill(c.pid, SIGSTOP), 0);
+  for (unsigned i = 0; i < kCount; ++i) {
+    uint8_t v = uint8_t(i);
+    ibv_sge s{uint64_t(uintptr_t(&v)), 1, 0};
+    ibv_send_wr wr{}, *bad;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+    ASSERT_EQ(ibv_post_send(qp, &wr, &bad), 0);
+  }
+  for (int i = 0; i < 30; ++i) {  // many transport timeouts long; completions may not come yet
+    ibv_wc wc;
+    int n = ibv_poll_cq(cq, 1, &wc);
+    ASSERT_GE(n, 0);
+    if (n) {
+      ADD_FAILURE() << "completion while the receiver is stopped: " << ibv_wc_status_str(wc.status);
+      break;
+    }
+    usleep(10000);
+  }
+  ASSERT_EQ(kill(c.pid, SIGCONT), 0);
+  for (unsigned i = 0; i < kCount; ++i) EXPECT_EQ(wait_wc(cq).status, IBV_WC_SUCCESS) << "send " << i;
+  unsigned got = 0;
+  ASSERT_EQ(fscanf(c.out, "%u", &got), 1);
+  EXPECT_EQ(got, kCount);
+  EXPECT_EQ(c.wait(), 0);
+  ibv_destroy_qp(qp);
+  ibv_destroy_cq(cq);
+}
+
 int peer(const char* mode) {
   std::string m = mode;
   if (m == "concurrent-arms") return peer_concurrent_arms();
   if (m == "raw-without-sigtrap") return peer_raw_without_sigtrap();
+  if (m == "raw-receiver") return peer_raw_receiver();
   return 100;
 }
 
