@@ -73,6 +73,21 @@ void raw_fadd(const mlx5dv_qp& dq, uint32_t qpn, uint32_t pi, uint64_t* target, 
       *reinterpret_cast<uint64_t*>(w);
 }
 
+// ibv_poll_cq until one completion arrives; false after `seconds` without one (no hang).
+bool poll_cq_for(ibv_cq* cq, ibv_wc* wc, int seconds) {
+  timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (uint64_t i = 0;; ++i) {
+    int n = ibv_poll_cq(cq, 1, wc);
+    if (n) return n > 0;
+    if (i % 1024 == 0) {
+      clock_gettime(CLOCK_MONOTONIC, &t);
+      if (t.tv_sec - t0.tv_sec > seconds) return false;
+    }
+    if (i > 10000) usleep(20);
+  }
+}
+
 // Waits for CQE number n of a CQ by its owner bit, without any verbs call; false if none comes.
 bool wait_cqe_raw(const mlx5dv_cq& dc, uint32_t n, mlx5_cqe64* out, int seconds = 20) {
   auto* cqe = reinterpret_cast<mlx5_cqe64*>(static_cast<uint8_t*>(dc.buf) + (n & (dc.cqe_cnt - 1)) * 64);
@@ -127,9 +142,9 @@ int peer_concurrent_arms() {
       memcpy(&v, db, 8);
       *reinterpret_cast<volatile uint64_t*>(static_cast<uint8_t*>(dc.cq_uar) + MLX5_CQ_DOORBELL) = v;
       if (l.post_write(l.a, 0, 64, 8, IBV_SEND_SIGNALED)) return void(failed = 1);
-      ibv_wc wc = wait_wc(l.cq);
+      ibv_wc wc;
+      if (!poll_cq_for(l.cq, &wc, 30) || wc.status != IBV_WC_SUCCESS) return void(failed = 1);
       ci++;
-      if (wc.status != IBV_WC_SUCCESS) return void(failed = 1);
       pollfd p{l.ch->fd, POLLIN, 0};
       if (poll(&p, 1, 10000) != 1) {
         fprintf(stderr, "thread %d round %d: no event (arm lost)\n", t, k);
@@ -298,7 +313,8 @@ TEST(Delivery, ReceiverPollingCqBufferGetsSends) {
     wr.opcode = IBV_WR_SEND;
     wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
     ASSERT_EQ(ibv_post_send(qp, &wr, &bad), 0);
-    ibv_wc wc = wait_wc(cq);
+    ibv_wc wc;
+    ASSERT_TRUE(poll_cq_for(cq, &wc, 60)) << "send " << i << " never completed";
     ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << "send " << i;
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -330,6 +346,9 @@ TEST(Delivery, SendsToStoppedReceiverDoNotTimeOut) {
   char word[16];
   ASSERT_EQ(fscanf(c.out, "%15s", word), 1);
   ASSERT_EQ(kill(c.pid, SIGSTOP), 0);
+  int st = 0;
+  ASSERT_EQ(waitpid(c.pid, &st, WUNTRACED), c.pid);  // stopped for sure
+  ASSERT_TRUE(WIFSTOPPED(st));
   for (unsigned i = 0; i < kCount; ++i) {
     uint8_t v = uint8_t(i);
     ibv_sge s{uint64_t(uintptr_t(&v)), 1, 0};
@@ -340,18 +359,23 @@ TEST(Delivery, SendsToStoppedReceiverDoNotTimeOut) {
     wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
     ASSERT_EQ(ibv_post_send(qp, &wr, &bad), 0);
   }
-  for (int i = 0; i < 30; ++i) {  // many transport timeouts long; completions may not come yet
+  unsigned done = 0;
+  for (int i = 0; i < 30; ++i) {  // many transport timeouts long; nothing can complete yet
     ibv_wc wc;
     int n = ibv_poll_cq(cq, 1, &wc);
     ASSERT_GE(n, 0);
     if (n) {
       ADD_FAILURE() << "completion while the receiver is stopped: " << ibv_wc_status_str(wc.status);
-      break;
+      done++;
     }
     usleep(10000);
   }
   ASSERT_EQ(kill(c.pid, SIGCONT), 0);
-  for (unsigned i = 0; i < kCount; ++i) EXPECT_EQ(wait_wc(cq).status, IBV_WC_SUCCESS) << "send " << i;
+  for (; done < kCount; ++done) {
+    ibv_wc wc;
+    ASSERT_TRUE(poll_cq_for(cq, &wc, 30)) << "send " << done << " never completed";
+    EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << "send " << done;
+  }
   unsigned got = 0;
   ASSERT_EQ(fscanf(c.out, "%u", &got), 1);
   EXPECT_EQ(got, kCount);
