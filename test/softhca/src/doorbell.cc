@@ -36,8 +36,9 @@ struct Watched {
   uint8_t* page;
 };
 
-std::mutex g_mu;  // the watch list and every scan of it
-std::vector<Watched> g_list;
+// Never destroyed: the doorbell thread outlives static destructors.
+std::mutex& g_mu = *new std::mutex;  // the watch list and every scan of it
+std::vector<Watched>& g_list = *new std::vector<Watched>;
 std::atomic<int> g_count{0};
 std::atomic<uint8_t*> g_pages[kMaxPages];  // for the fault handler (no locks there)
 std::atomic<uint32_t> g_wake{0};           // futex word of the doorbell thread

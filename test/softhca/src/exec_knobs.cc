@@ -33,10 +33,10 @@ ExecKnobs load() {
   // SOFTHCA_CHAOS=1 turns every timing knob on; each can still be set on its own (0 turns it off).
   bool chaos = knob("SOFTHCA_CHAOS", 0, 0, 1) != 0;
   k.defer = knob("SOFTHCA_DEFER", chaos, 0, 1) != 0;
+  k.defer_us = uint32_t(knob("SOFTHCA_DEFER_US", 20, 0, 10000000));
   k.completion_delay_us = uint32_t(knob("SOFTHCA_COMPLETION_DELAY_US", chaos ? 50 : 0, 0, 1000000));
   k.late_source = knob("SOFTHCA_LATE_SOURCE", chaos, 0, 1) != 0;
   k.reorder = knob("SOFTHCA_REORDER", chaos, 0, 1) != 0;
-  k.seed = uint64_t(knob("SOFTHCA_SEED", 1, 0, 0x7fffffffffffffffL));
   return k;
 }
 
@@ -47,4 +47,11 @@ const ExecKnobs& exec_knobs() {
   return k;
 }
 
+}  // namespace softhca
+
+namespace softhca {
+namespace {
+// Read (and bad values rejected) when the library loads, not first inside a post.
+const bool g_loaded = (exec_knobs(), true);
+}  // namespace
 }  // namespace softhca

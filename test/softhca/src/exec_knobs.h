@@ -8,12 +8,12 @@ namespace softhca {
 struct ExecKnobs {
   bool doorbell_trap = false;       // SOFTHCA_DOORBELL=trap (default poll)
   uint32_t doorbell_spin_us = 100;  // SOFTHCA_DOORBELL_SPIN_US: doorbell thread polls this long
-  bool defer = false;               // SOFTHCA_DEFER: RDMA write/read/atomics run on the model thread
+  bool defer = false;               // SOFTHCA_DEFER: WQEs run on the model's execution thread
+  uint32_t defer_us = 20;           // SOFTHCA_DEFER_US: ... this long after their doorbell at the earliest
   uint32_t completion_delay_us = 0; // SOFTHCA_COMPLETION_DELAY_US: requester CQEs appear this late
   bool late_source = false;         // SOFTHCA_LATE_SOURCE: gather the source when executing
   bool reorder = false;             // SOFTHCA_REORDER: reorder across QPs, reads/atomics pass writes
-  uint64_t seed = 1;                // SOFTHCA_SEED
-  bool any_chaos() const { return defer || completion_delay_us || late_source || reorder; }
+  bool defers() const { return defer || late_source || reorder; }
 };
 const ExecKnobs& exec_knobs();
 

@@ -1,6 +1,8 @@
 #include "hca.h"
 
+#include "chaos.h"
 #include "doorbell.h"
+#include "exec_knobs.h"
 #include "wakeup.h"
 
 #include <signal.h>
@@ -505,6 +507,8 @@ mlx5_cqe64 err_cqe(uint32_t qpn, uint32_t idx, uint8_t opcode, uint8_t syndrome,
 
 void Hca::retire(Qp* qp) {
   while (!qp->out.empty() && qp->out.front().syndrome >= 0) {
+    if (uint64_t at = qp->out.front().complete_at; at && at > now_ns())
+      return chaos_retire_at(qp, at);  // a delayed completion (knob)
     Pending p = std::move(qp->out.front());
     qp->out.pop_front();
     if (p.syndrome == kSynOk) {
@@ -539,12 +543,16 @@ void Hca::flush_qp(Qp* qp) {
   }
 }
 
-void Hca::ring_sq(Qp* qp) {
+void Hca::ring_sq(Qp* qp, bool deferred) {
   if (!qp->sq_buf) return;
   auto state = qp->attr.qp_state;
   if (state != IBV_QPS_RTS && state != IBV_QPS_ERR && state != IBV_QPS_SQD && state != IBV_QPS_SQE)
     return;
+  if (!deferred && chaos_defer_ring(qp)) return;
   uint32_t target = be32(__atomic_load_n(&qp->dbrec[1], __ATOMIC_ACQUIRE)) & 0xffff;
+  size_t before = qp->out.size();
+  if (exec_knobs().reorder && (state == IBV_QPS_RTS || state == IBV_QPS_SQD))
+    execute_reordered(qp, target);
   while ((qp->hw_ci & 0xffff) != target) {
     mlx5_wqe_ctrl_seg ctrl;
     wqe_read(qp, qp->hw_ci, 0, &ctrl, sizeof ctrl);
@@ -561,6 +569,8 @@ void Hca::ring_sq(Qp* qp) {
     }
     qp->hw_ci += bbs;
   }
+  if (uint64_t at = chaos_complete_at())
+    for (size_t i = before; i < qp->out.size(); ++i) qp->out[i].complete_at = at;
   retire(qp);
 }
 

@@ -384,11 +384,189 @@ TEST(Delivery, SendsToStoppedReceiverDoNotTimeOut) {
   ibv_destroy_cq(cq);
 }
 
+// ---- timing and ordering knobs ---------------------------------------------------------------
+// Each scenario runs in a child process (knobs are read once per process) and returns what it
+// observed; each test runs it with the knob and without, and checks that only the knob exposes
+// the program's bug.
+
+uint64_t word_at(Loop& l, uint32_t off) {
+  uint64_t v;
+  memcpy(&v, l.buf + off, 8);
+  return v;
+}
+void set_word(Loop& l, uint32_t off, uint64_t v) { memcpy(l.buf + off, &v, 8); }
+
+// Reuses the source of an RDMA write before its completion: returns 1 if the modified data
+// arrived, 0 if the data as posted arrived.
+int peer_reuse_source() {
+  Dev d;
+  Loop l(d, false);
+  if (!l.ok()) return 100;
+  set_word(l, 0, 0xA);
+  set_word(l, 64, 0);
+  if (l.post_write(l.a, 0, 64, 8, IBV_SEND_SIGNALED)) return 101;  // not inline: gathered by the HCA
+  set_word(l, 0, 0xB);  // the bug: the source is reused before the completion
+  ibv_wc wc;
+  if (!poll_cq_for(l.cq, &wc, 30) || wc.status != IBV_WC_SUCCESS) return 102;
+  return word_at(l, 64) == 0xB ? 1 : word_at(l, 64) == 0xA ? 0 : 103;
+}
+
+TEST(Knobs, LateSourceShowsSourceReusedBeforeCompletion) {
+  Child with("reuse-source", {"SOFTHCA_LATE_SOURCE=1", "SOFTHCA_COMPLETION_DELAY_US=200000"});
+  EXPECT_EQ(with.wait(), 1);
+  Child chaos("reuse-source", {"SOFTHCA_CHAOS=1", "SOFTHCA_COMPLETION_DELAY_US=200000"});
+  EXPECT_EQ(chaos.wait(), 1);
+  Child without("reuse-source");
+  EXPECT_EQ(without.wait(), 0);
+}
+
+// Looks at the target of an RDMA write right after ibv_post_send returns: 1 if it has not landed
+// yet (execution deferred), 0 if it has; then waits for the completion, after which it must have.
+int peer_landed_at_post() {
+  Dev d;
+  Loop l(d, false);
+  if (!l.ok()) return 100;
+  set_word(l, 0, 7);
+  set_word(l, 64, 0);
+  if (l.post_write(l.a, 0, 64, 8, IBV_SEND_SIGNALED)) return 101;
+  int r = word_at(l, 64) == 0 ? 1 : 0;
+  ibv_wc wc;
+  if (!poll_cq_for(l.cq, &wc, 30) || wc.status != IBV_WC_SUCCESS) return 102;
+  return word_at(l, 64) == 7 ? r : 103;
+}
+
+TEST(Knobs, DeferExecutesAfterThePostReturns) {
+  Child with("landed-at-post", {"SOFTHCA_DEFER=1", "SOFTHCA_DEFER_US=200000"});
+  EXPECT_EQ(with.wait(), 1);
+  Child without("landed-at-post");
+  EXPECT_EQ(without.wait(), 0);
+}
+
+// A program that assumes the completion is there once the data is: polls the CQ once after
+// seeing the data. Returns 1 if the completion was not there yet, 0 if it was.
+int peer_cqe_with_data() {
+  Dev d;
+  Loop l(d, false);
+  if (!l.ok()) return 100;
+  set_word(l, 0, 9);
+  set_word(l, 64, 0);
+  if (l.post_write(l.a, 0, 64, 8, IBV_SEND_SIGNALED)) return 101;
+  timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (__atomic_load_n(reinterpret_cast<volatile uint64_t*>(l.buf + 64), __ATOMIC_ACQUIRE) != 9) {
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if (t.tv_sec - t0.tv_sec > 30) return 104;
+  }
+  ibv_wc wc;
+  int n = ibv_poll_cq(l.cq, 1, &wc);
+  if (n == 0 && (!poll_cq_for(l.cq, &wc, 30) || wc.status != IBV_WC_SUCCESS)) return 102;
+  return n == 0 ? 1 : 0;
+}
+
+TEST(Knobs, CompletionDelayHoldsCompletionsAfterTheData) {
+  Child with("cqe-with-data", {"SOFTHCA_COMPLETION_DELAY_US=200000"});
+  EXPECT_EQ(with.wait(), 1);
+  Child without("cqe-with-data");
+  EXPECT_EQ(without.wait(), 0);
+}
+
+// Within one QP, posted as one list: (a) WRITE x=1 then READ x, (b) the same with IBV_SEND_FENCE
+// on the read, (c) READ x into l then WRITE l to y, (d) the same with the fence on the write.
+// Returns a bit per case that saw old data: reads (a, b) saw x's old value, writes (c, d) carried
+// l's old value.
+int peer_fence() {
+  Dev d;
+  Loop l(d, false);
+  if (!l.ok()) return 100;
+  int bits = 0;
+  for (int c = 0; c < 4; ++c) {
+    const uint32_t kX = 1024, kL = 2048, kY = 3072, kSrc = 0;
+    set_word(l, kSrc, 1);
+    set_word(l, kX, c < 2 ? 0 : 5);
+    set_word(l, kL, 0);
+    set_word(l, kY, 0);
+    ibv_sge s0{uint64_t(uintptr_t(l.buf + (c < 2 ? kSrc : kX))), 8, l.mr->lkey};
+    ibv_sge s1{uint64_t(uintptr_t(l.buf + kL)), 8, l.mr->lkey};
+    ibv_send_wr w[2] = {}, *bad;
+    // (a)/(b): write src -> x, read x -> l.   (c)/(d): read x -> l, write l -> y.
+    w[0].opcode = c < 2 ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
+    w[0].sg_list = c < 2 ? &s0 : &s1;
+    w[0].num_sge = 1;
+    w[0].wr.rdma.remote_addr = uint64_t(uintptr_t(l.buf + kX));
+    w[0].wr.rdma.rkey = l.mr->rkey;
+    w[0].next = &w[1];
+    w[1].opcode = c < 2 ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
+    w[1].sg_list = &s1;
+    w[1].num_sge = 1;
+    w[1].wr.rdma.remote_addr = uint64_t(uintptr_t(l.buf + (c < 2 ? kX : kY)));
+    w[1].wr.rdma.rkey = l.mr->rkey;
+    w[1].send_flags = IBV_SEND_SIGNALED | (c % 2 ? IBV_SEND_FENCE : 0);
+    if (ibv_post_send(l.a, w, &bad)) return 101;
+    ibv_wc wc;
+    if (!poll_cq_for(l.cq, &wc, 30) || wc.status != IBV_WC_SUCCESS) return 102;
+    bool old = c < 2 ? word_at(l, kL) == 0 : word_at(l, kY) == 0;
+    if (old) bits |= 1 << c;
+  }
+  return bits;
+}
+
+TEST(Knobs, ReorderLetsReadsPassWritesUnlessFenced) {
+  Child with("fence", {"SOFTHCA_REORDER=1"});
+  EXPECT_EQ(with.wait(), 0b0101);  // unfenced cases see old data, fenced ones never
+  Child without("fence");
+  EXPECT_EQ(without.wait(), 0);
+}
+
+// Two QPs write the same word, one after the other: returns the value left (2 in posting order).
+int peer_across_qps() {
+  Dev d;
+  Loop l1(d, false), l2(d, false);
+  if (!l1.ok() || !l2.ok()) return 100;
+  set_word(l1, 0, 1);
+  set_word(l2, 0, 2);
+  uint64_t target = 0;
+  auto post = [&](Loop& l) {
+    ibv_sge s{uint64_t(uintptr_t(l.buf)), 8, l.mr->lkey};
+    ibv_send_wr wr{}, *bad;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = uint64_t(uintptr_t(l1.buf + 4096));
+    wr.wr.rdma.rkey = l1.mr->rkey;
+    return ibv_post_send(l.a, &wr, &bad);
+  };
+  (void)target;
+  if (post(l1) || post(l2)) return 101;
+  ibv_wc wc;
+  if (!poll_cq_for(l1.cq, &wc, 30) || !poll_cq_for(l2.cq, &wc, 30)) return 102;
+  return int(word_at(l1, 4096));
+}
+
+TEST(Knobs, ReorderAcrossQps) {
+  Child with("across-qps", {"SOFTHCA_REORDER=1", "SOFTHCA_DEFER_US=100000"});
+  EXPECT_EQ(with.wait(), 1);  // the later QP's write ran first
+  Child without("across-qps");
+  EXPECT_EQ(without.wait(), 2);
+}
+
+TEST(Knobs, BadValuesAreRejected) {
+  Child a("landed-at-post", {"SOFTHCA_DOORBELL=fast"});
+  EXPECT_EQ(a.wait(), 1);
+  Child b("landed-at-post", {"SOFTHCA_CHAOS=2"});
+  EXPECT_EQ(b.wait(), 1);
+}
+
 int peer(const char* mode) {
   std::string m = mode;
   if (m == "concurrent-arms") return peer_concurrent_arms();
   if (m == "raw-without-sigtrap") return peer_raw_without_sigtrap();
   if (m == "raw-receiver") return peer_raw_receiver();
+  if (m == "reuse-source") return peer_reuse_source();
+  if (m == "landed-at-post") return peer_landed_at_post();
+  if (m == "cqe-with-data") return peer_cqe_with_data();
+  if (m == "fence") return peer_fence();
+  if (m == "across-qps") return peer_across_qps();
   return 100;
 }
 
