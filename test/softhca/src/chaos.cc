@@ -112,14 +112,14 @@ uint64_t chaos_complete_at() {
   return now_ns() + uint64_t(k.completion_delay_us) * 1000;
 }
 
-// Runs the WQEs from hw_ci to `target` in the order the knob allows the HCA: a read or atomic
-// without fence passes earlier writes and sends; any WQE without fence passes earlier reads and
-// atomics (their data may not have arrived yet: IBV_SEND_FENCE waits for it). Writes and sends
-// keep their order. Completions still follow the send queue's order.
+// Runs the WQEs from hw_ci to `target` in the order the knob allows: an RDMA read or atomic
+// without a fence passes the RDMA writes before it (a program must fence a read or atomic that
+// has to see its own earlier writes). Everything else keeps its order; completions still follow
+// the send queue's order.
 void Hca::execute_reordered(Qp* qp, uint32_t target) {
   struct W {
     uint32_t start, bbs;
-    bool rd_atomic, fence;
+    bool rd_atomic, write, fence;
   };
   std::vector<W> ws;
   uint32_t ci = qp->hw_ci;
@@ -133,11 +133,12 @@ void Hca::execute_reordered(Qp* qp, uint32_t target) {
     bool rd = op == MLX5_OPCODE_RDMA_READ || op == MLX5_OPCODE_ATOMIC_CS ||
               op == MLX5_OPCODE_ATOMIC_FA || op == MLX5_OPCODE_ATOMIC_MASKED_CS ||
               op == MLX5_OPCODE_ATOMIC_MASKED_FA;
-    ws.push_back({ci, bbs, rd, (ctrl.fm_ce_se >> 5) != 0});
+    bool wr = op == MLX5_OPCODE_RDMA_WRITE || op == MLX5_OPCODE_RDMA_WRITE_IMM;
+    ws.push_back({ci, bbs, rd, wr, (ctrl.fm_ce_se >> 5) != 0});  // any fence mode
     ci += bbs;
   }
   auto may_pass = [](const W& earlier, const W& later) {
-    return !later.fence && (earlier.rd_atomic || later.rd_atomic);
+    return !later.fence && later.rd_atomic && earlier.write;
   };
   for (size_t i = 1; i < ws.size(); ++i)
     for (size_t j = i; j > 0 && may_pass(ws[j - 1], ws[j]); --j) std::swap(ws[j - 1], ws[j]);

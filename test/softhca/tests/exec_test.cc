@@ -389,6 +389,14 @@ TEST(Delivery, SendsToStoppedReceiverDoNotTimeOut) {
 // observed; each test runs it with the knob and without, and checks that only the knob exposes
 // the program's bug.
 
+// The knobs given, all others off (whatever this process's environment says).
+std::vector<std::string> knobs(std::vector<std::string> on = {}) {
+  for (const char* k : {"SOFTHCA_CHAOS=0", "SOFTHCA_DEFER=0", "SOFTHCA_LATE_SOURCE=0",
+                        "SOFTHCA_REORDER=0", "SOFTHCA_COMPLETION_DELAY_US=0"})
+    on.push_back(k);
+  return on;
+}
+
 uint64_t word_at(Loop& l, uint32_t off) {
   uint64_t v;
   memcpy(&v, l.buf + off, 8);
@@ -412,11 +420,11 @@ int peer_reuse_source() {
 }
 
 TEST(Knobs, LateSourceShowsSourceReusedBeforeCompletion) {
-  Child with("reuse-source", {"SOFTHCA_LATE_SOURCE=1", "SOFTHCA_COMPLETION_DELAY_US=200000"});
+  Child with("reuse-source", knobs({"SOFTHCA_LATE_SOURCE=1", "SOFTHCA_COMPLETION_DELAY_US=200000"}));
   EXPECT_EQ(with.wait(), 1);
   Child chaos("reuse-source", {"SOFTHCA_CHAOS=1", "SOFTHCA_COMPLETION_DELAY_US=200000"});
   EXPECT_EQ(chaos.wait(), 1);
-  Child without("reuse-source");
+  Child without("reuse-source", knobs());
   EXPECT_EQ(without.wait(), 0);
 }
 
@@ -436,9 +444,9 @@ int peer_landed_at_post() {
 }
 
 TEST(Knobs, DeferExecutesAfterThePostReturns) {
-  Child with("landed-at-post", {"SOFTHCA_DEFER=1", "SOFTHCA_DEFER_US=200000"});
+  Child with("landed-at-post", knobs({"SOFTHCA_DEFER=1", "SOFTHCA_DEFER_US=200000"}));
   EXPECT_EQ(with.wait(), 1);
-  Child without("landed-at-post");
+  Child without("landed-at-post", knobs());
   EXPECT_EQ(without.wait(), 0);
 }
 
@@ -464,56 +472,60 @@ int peer_cqe_with_data() {
 }
 
 TEST(Knobs, CompletionDelayHoldsCompletionsAfterTheData) {
-  Child with("cqe-with-data", {"SOFTHCA_COMPLETION_DELAY_US=200000"});
+  Child with("cqe-with-data", knobs({"SOFTHCA_COMPLETION_DELAY_US=200000"}));
   EXPECT_EQ(with.wait(), 1);
-  Child without("cqe-with-data");
+  Child without("cqe-with-data", knobs());
   EXPECT_EQ(without.wait(), 0);
 }
 
-// Within one QP, posted as one list: (a) WRITE x=1 then READ x, (b) the same with IBV_SEND_FENCE
-// on the read, (c) READ x into l then WRITE l to y, (d) the same with the fence on the write.
-// Returns a bit per case that saw old data: reads (a, b) saw x's old value, writes (c, d) carried
-// l's old value.
+// Within one QP, posted as one list: WRITE x=1, then (a) READ x, (b) READ x with IBV_SEND_FENCE,
+// (c) FETCH_ADD x+=10, (d) the same with the fence. Returns a bit per case whose read or atomic
+// saw x's old value 0 instead of the 1 written before it.
 int peer_fence() {
   Dev d;
   Loop l(d, false);
   if (!l.ok()) return 100;
   int bits = 0;
   for (int c = 0; c < 4; ++c) {
-    const uint32_t kX = 1024, kL = 2048, kY = 3072, kSrc = 0;
+    const uint32_t kX = 1024, kL = 2048, kSrc = 0;
     set_word(l, kSrc, 1);
-    set_word(l, kX, c < 2 ? 0 : 5);
-    set_word(l, kL, 0);
-    set_word(l, kY, 0);
-    ibv_sge s0{uint64_t(uintptr_t(l.buf + (c < 2 ? kSrc : kX))), 8, l.mr->lkey};
+    set_word(l, kX, 0);
+    set_word(l, kL, ~0ull);
+    ibv_sge s0{uint64_t(uintptr_t(l.buf + kSrc)), 8, l.mr->lkey};
     ibv_sge s1{uint64_t(uintptr_t(l.buf + kL)), 8, l.mr->lkey};
     ibv_send_wr w[2] = {}, *bad;
-    // (a)/(b): write src -> x, read x -> l.   (c)/(d): read x -> l, write l -> y.
-    w[0].opcode = c < 2 ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
-    w[0].sg_list = c < 2 ? &s0 : &s1;
+    w[0].opcode = IBV_WR_RDMA_WRITE;
+    w[0].sg_list = &s0;
     w[0].num_sge = 1;
     w[0].wr.rdma.remote_addr = uint64_t(uintptr_t(l.buf + kX));
     w[0].wr.rdma.rkey = l.mr->rkey;
     w[0].next = &w[1];
-    w[1].opcode = c < 2 ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
     w[1].sg_list = &s1;
     w[1].num_sge = 1;
-    w[1].wr.rdma.remote_addr = uint64_t(uintptr_t(l.buf + (c < 2 ? kX : kY)));
-    w[1].wr.rdma.rkey = l.mr->rkey;
     w[1].send_flags = IBV_SEND_SIGNALED | (c % 2 ? IBV_SEND_FENCE : 0);
+    if (c < 2) {
+      w[1].opcode = IBV_WR_RDMA_READ;
+      w[1].wr.rdma.remote_addr = uint64_t(uintptr_t(l.buf + kX));
+      w[1].wr.rdma.rkey = l.mr->rkey;
+    } else {
+      w[1].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+      w[1].wr.atomic.remote_addr = uint64_t(uintptr_t(l.buf + kX));
+      w[1].wr.atomic.rkey = l.mr->rkey;
+      w[1].wr.atomic.compare_add = 10;
+    }
     if (ibv_post_send(l.a, w, &bad)) return 101;
     ibv_wc wc;
     if (!poll_cq_for(l.cq, &wc, 30) || wc.status != IBV_WC_SUCCESS) return 102;
-    bool old = c < 2 ? word_at(l, kL) == 0 : word_at(l, kY) == 0;
-    if (old) bits |= 1 << c;
+    if (word_at(l, kL) == 0) bits |= 1 << c;
+    else if (word_at(l, kL) != 1) return 103;
   }
   return bits;
 }
 
-TEST(Knobs, ReorderLetsReadsPassWritesUnlessFenced) {
-  Child with("fence", {"SOFTHCA_REORDER=1"});
+TEST(Knobs, ReorderLetsReadsAndAtomicsPassWritesUnlessFenced) {
+  Child with("fence", knobs({"SOFTHCA_REORDER=1"}));
   EXPECT_EQ(with.wait(), 0b0101);  // unfenced cases see old data, fenced ones never
-  Child without("fence");
+  Child without("fence", knobs());
   EXPECT_EQ(without.wait(), 0);
 }
 
@@ -544,16 +556,16 @@ int peer_across_qps() {
 }
 
 TEST(Knobs, ReorderAcrossQps) {
-  Child with("across-qps", {"SOFTHCA_REORDER=1", "SOFTHCA_DEFER_US=100000"});
+  Child with("across-qps", knobs({"SOFTHCA_REORDER=1", "SOFTHCA_DEFER_US=100000"}));
   EXPECT_EQ(with.wait(), 1);  // the later QP's write ran first
-  Child without("across-qps");
+  Child without("across-qps", knobs());
   EXPECT_EQ(without.wait(), 2);
 }
 
 TEST(Knobs, BadValuesAreRejected) {
-  Child a("landed-at-post", {"SOFTHCA_DOORBELL=fast"});
+  Child a("landed-at-post", knobs({"SOFTHCA_DOORBELL=fast"}));
   EXPECT_EQ(a.wait(), 1);
-  Child b("landed-at-post", {"SOFTHCA_CHAOS=2"});
+  Child b("landed-at-post", knobs({"SOFTHCA_CHAOS=2"}));
   EXPECT_EQ(b.wait(), 1);
 }
 
