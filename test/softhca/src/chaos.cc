@@ -92,7 +92,29 @@ void schedule(Qp* qp, uint64_t at) {
   st().cv.notify_one();
 }
 
+// Local placements held back while a reordered batch runs (see execute_reordered).
+struct HeldPlacement {
+  uint64_t addr;
+  std::vector<uint8_t> bytes;
+};
+thread_local std::vector<HeldPlacement>* t_held = nullptr;
+
+void place_held() {
+  for (HeldPlacement& h : *t_held)
+    memcpy(reinterpret_cast<void*>(uintptr_t(h.addr)), h.bytes.data(), h.bytes.size());
+  t_held->clear();
+}
+
 }  // namespace
+
+void place_local(uint64_t addr, const void* src, uint32_t len) {
+  if (t_held) {
+    auto* b = static_cast<const uint8_t*>(src);
+    t_held->push_back({addr, std::vector<uint8_t>(b, b + len)});
+    return;
+  }
+  memcpy(reinterpret_cast<void*>(uintptr_t(addr)), src, len);
+}
 
 bool chaos_defer_ring(Qp* qp) {
   const ExecKnobs& k = exec_knobs();
@@ -114,8 +136,10 @@ uint64_t chaos_complete_at() {
 
 // Runs the WQEs from hw_ci to `target` in the order the knob allows: an RDMA read or atomic
 // without a fence passes the RDMA writes before it (a program must fence a read or atomic that
-// has to see its own earlier writes). Everything else keeps its order; completions still follow
-// the send queue's order.
+// has to see its own earlier writes), and the data a read or atomic returns lands locally only
+// when a fenced WQE comes or the batch ends, so a WQE that gathers it without a fence (a send of
+// what was just read) sends the old contents. Remote execution keeps its order otherwise;
+// completions follow the send queue's order.
 void Hca::execute_reordered(Qp* qp, uint32_t target) {
   struct W {
     uint32_t start, bbs;
@@ -144,7 +168,14 @@ void Hca::execute_reordered(Qp* qp, uint32_t target) {
     for (size_t j = i; j > 0 && may_pass(ws[j - 1], ws[j]); --j) std::swap(ws[j - 1], ws[j]);
   size_t before = qp->out.size();
   uint32_t first = qp->hw_ci;
-  for (const W& w : ws) execute_wqe(qp, w.start, w.bbs);
+  std::vector<HeldPlacement> held;
+  t_held = &held;
+  for (const W& w : ws) {
+    if (w.fence) place_held();  // a fence waits for earlier reads and atomics to complete
+    execute_wqe(qp, w.start, w.bbs);
+  }
+  place_held();
+  t_held = nullptr;
   qp->hw_ci = ci;
   std::stable_sort(qp->out.begin() + long(before), qp->out.end(), [&](const Pending& a, const Pending& b) {
     return ((a.idx - first) & 0xffff) < ((b.idx - first) & 0xffff);

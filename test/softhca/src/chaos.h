@@ -15,5 +15,8 @@ bool chaos_defer_ring(Qp* qp);
 void chaos_retire_at(Qp* qp, uint64_t at_ns);
 // When a WQE executed now may complete at the earliest (0: at once).
 uint64_t chaos_complete_at();
+// Writes read data or an atomic's result into the requester's local buffer; under
+// SOFTHCA_REORDER it may land only after the WQEs that follow without a fence have run.
+void place_local(uint64_t addr, const void* src, uint32_t len);
 
 }  // namespace softhca

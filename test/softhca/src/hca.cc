@@ -1092,7 +1092,7 @@ void Hca::deliver(Pending& p, const uint8_t* data, uint32_t len) {
     uint32_t done = 0;
     for (auto& s : p.local) {
       uint32_t n = std::min(s.length, len - done);
-      memcpy(reinterpret_cast<void*>(uintptr_t(s.addr)), data + done, n);
+      place_local(s.addr, data + done, n);
       done += n;
     }
   } else if (p.result_size) {
@@ -1111,7 +1111,7 @@ void Hca::deliver(Pending& p, const uint8_t* data, uint32_t len) {
     uint32_t done = 0;
     for (auto& s : p.local) {
       uint32_t n = std::min(s.length, p.result_size - done);
-      memcpy(reinterpret_cast<void*>(uintptr_t(s.addr)), res + done, n);
+      place_local(s.addr, res + done, n);
       done += n;
     }
   }
