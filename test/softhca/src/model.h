@@ -105,8 +105,8 @@ struct Pending {
   std::vector<uint8_t> msg;  // the request, kept for RNR replay
   uint32_t dst_node = 0, dst_gen = 0;
   uint64_t sent_ns = 0;
-  uint64_t inbox_pos = 0;
-  uint64_t complete_at = 0;  // SOFTHCA_COMPLETION_DELAY_US: not retired before (ns)  // the responder's inbox tail after the request was queued
+  uint64_t inbox_pos = 0;    // the responder's inbox tail after the request was queued
+  uint64_t complete_at = 0;  // SOFTHCA_COMPLETION_DELAY_US: not retired before (ns)
   uint32_t rnr_count = 0;
 };
 
