@@ -3,9 +3,13 @@
 //              busy-polls its own flag word in memory (no verbs call while waiting)
 //   write+cq   8-byte RDMA write, then busy-poll the CQ for its completion (peer idle)
 //   fadd+cq    8-byte fetch-add, then busy-poll the CQ for the result (peer idle)
+//   raw-write, raw-fadd   the same two, but the WQE is written into the SQ buffer from
+//              mlx5dv_init_obj, rung by the doorbell record and an 8-byte BlueFlame store, and
+//              the CQE is polled by its owner bit (what a UCX-style backend does)
 // Links Debian's libibverbs and re-executes itself with softhca selected (like verbs_test), so
 // under Bazel: bazel run //test/softhca:latency_bench -- [iterations]; or with real hardware
 // unchanged: SOFTHCA_SELECTED=1 ./latency_bench.
+#include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -153,6 +157,66 @@ void pingpong(Side& s, bool initiator, int from, int to, std::vector<uint64_t>* 
   }
 }
 
+// Raw WQEs on the side's QP and CQ (after the verbs phases: continues their indices).
+struct Raw {
+  Side& s;
+  mlx5dv_qp dq{};
+  mlx5dv_cq dc{};
+  uint32_t pi = 0, ci = 0, bf_off = 0;
+  explicit Raw(Side& side) : s(side) {
+    mlx5dv_obj o{};
+    o.qp.in = s.qp;
+    o.qp.out = &dq;
+    o.cq.in = s.cq;
+    o.cq.out = &dc;
+    if (mlx5dv_init_obj(&o, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ)) die("mlx5dv_init_obj");
+    pi = __builtin_bswap32(dq.dbrec[MLX5_SND_DBR]) & 0xffff;
+    ci = __builtin_bswap32(dc.dbrec[0]) & 0xffffff;
+  }
+  void post(bool fadd, uint64_t value) {
+    auto* w = static_cast<uint8_t*>(dq.sq.buf) + (pi & (dq.sq.wqe_cnt - 1)) * dq.sq.stride;
+    memset(w, 0, 64);
+    auto* c = reinterpret_cast<mlx5_wqe_ctrl_seg*>(w);
+    uint8_t op = fadd ? MLX5_OPCODE_ATOMIC_FA : MLX5_OPCODE_RDMA_WRITE;
+    c->opmod_idx_opcode = __builtin_bswap32((pi & 0xffff) << 8 | op);
+    c->qpn_ds = __builtin_bswap32(s.qp->qp_num << 8 | (fadd ? 4 : 3));
+    c->fm_ce_se = MLX5_WQE_CTRL_CQ_UPDATE;
+    auto* r = reinterpret_cast<mlx5_wqe_raddr_seg*>(w + 16);
+    r->raddr = __builtin_bswap64(s.raddr + (fadd ? offsetof(Words, counter) : offsetof(Words, flag)));
+    r->rkey = __builtin_bswap32(s.rkey);
+    if (fadd) {
+      reinterpret_cast<mlx5_wqe_atomic_seg*>(w + 32)->swap_add = __builtin_bswap64(value);
+      auto* d = reinterpret_cast<mlx5_wqe_data_seg*>(w + 48);
+      d->byte_count = __builtin_bswap32(8);
+      d->lkey = __builtin_bswap32(s.mr->lkey);
+      d->addr = __builtin_bswap64(uint64_t(uintptr_t(&s.w.result)));
+    } else {  // 8 bytes inline
+      uint32_t hdr = __builtin_bswap32(8 | MLX5_INLINE_SEG);
+      memcpy(w + 32, &hdr, 4);
+      memcpy(w + 36, &value, 8);
+    }
+    pi++;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    dq.dbrec[MLX5_SND_DBR] = __builtin_bswap32(pi & 0xffff);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    *reinterpret_cast<volatile uint64_t*>(static_cast<uint8_t*>(dq.bf.reg) + bf_off) =
+        *reinterpret_cast<uint64_t*>(w);
+    bf_off ^= dq.bf.size;
+  }
+  void wait_cqe() {
+    auto* cqe = reinterpret_cast<volatile mlx5_cqe64*>(static_cast<uint8_t*>(dc.buf) +
+                                                       (ci & (dc.cqe_cnt - 1)) * 64);
+    uint8_t owner = (ci / dc.cqe_cnt) & 1;
+    uint8_t op_own;
+    while (((op_own = cqe->op_own) >> 4) == MLX5_CQE_INVALID || (op_own & 1) != owner) {
+    }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if ((op_own >> 4) != MLX5_CQE_REQ) die("raw WQE completed with an error");
+    ci++;
+    dc.dbrec[0] = __builtin_bswap32(ci & 0xffffff);
+  }
+};
+
 void report(const char* name, std::vector<uint64_t> v) {
   std::sort(v.begin(), v.end());
   double sum = 0;
@@ -207,10 +271,27 @@ int run(bool peer, int iters, FILE* in, FILE* out) {
       if (i >= warm) fa.push_back(now_ns() - t0);
     }
     report("fadd+cq", fa);
+    Raw raw(s);
+    std::vector<uint64_t> rwr, rfa;
+    for (int i = 0; i < warm + iters; ++i) {
+      uint64_t t0 = now_ns();
+      raw.post(false, 0);
+      raw.wait_cqe();
+      if (i >= warm) rwr.push_back(now_ns() - t0);
+    }
+    report("raw-write", rwr);
+    for (int i = 0; i < warm + iters; ++i) {
+      uint64_t t0 = now_ns();
+      raw.post(true, 1);
+      raw.wait_cqe();
+      if (s.w.result != uint64_t(warm + iters + i)) die("raw fetch-add returned a wrong value");
+      if (i >= warm) rfa.push_back(now_ns() - t0);
+    }
+    report("raw-fadd", rfa);
     fprintf(out, "done\n");
     fflush(out);
     unsigned long counter;
-    if (fscanf(in, "%lu", &counter) != 1 || counter != unsigned(warm + iters))
+    if (fscanf(in, "%lu", &counter) != 1 || counter != 2 * unsigned(warm + iters))
       die("peer's counter disagrees");
   }
   ibv_destroy_qp(s.qp);

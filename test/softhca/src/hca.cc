@@ -1,5 +1,10 @@
 #include "hca.h"
 
+#include "chaos.h"
+#include "doorbell.h"
+#include "exec_knobs.h"
+#include "wakeup.h"
+
 #include <signal.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -310,6 +315,7 @@ void Hca::run(std::promise<bool>* ready) {
     return;
   }
   ready->set_value(true);
+  prefer_prompt_wakeup();  // deliver while the program spins on CQ buffers
   Ring& r = fab_.inbox();
   uint64_t last_timer = 0, last_busy = now_ns();
   while (!stop_.load()) {
@@ -490,6 +496,8 @@ mlx5_cqe64 err_cqe(uint32_t qpn, uint32_t idx, uint8_t opcode, uint8_t syndrome,
 
 void Hca::retire(Qp* qp) {
   while (!qp->out.empty() && qp->out.front().syndrome >= 0) {
+    if (uint64_t at = qp->out.front().complete_at; at && at > now_ns())
+      return chaos_retire_at(qp, at);  // a delayed completion (knob)
     Pending p = std::move(qp->out.front());
     qp->out.pop_front();
     if (p.syndrome == kSynOk) {
@@ -527,12 +535,16 @@ void Hca::flush_qp(Qp* qp) {
   }
 }
 
-void Hca::ring_sq(Qp* qp) {
+void Hca::ring_sq(Qp* qp, bool deferred) {
   if (!qp->sq_buf) return;
   auto state = qp->attr.qp_state;
   if (state != IBV_QPS_RTS && state != IBV_QPS_ERR && state != IBV_QPS_SQD && state != IBV_QPS_SQE)
     return;
+  if (!deferred && chaos_defer_ring(qp)) return;
   uint32_t target = be32(__atomic_load_n(&qp->dbrec[1], __ATOMIC_ACQUIRE)) & 0xffff;
+  size_t before = qp->out.size();
+  if (exec_knobs().reorder && (state == IBV_QPS_RTS || state == IBV_QPS_SQD))
+    execute_reordered(qp, target);
   while ((qp->hw_ci & 0xffff) != target) {
     mlx5_wqe_ctrl_seg ctrl;
     wqe_read(qp, qp->hw_ci, 0, &ctrl, sizeof ctrl);
@@ -549,6 +561,8 @@ void Hca::ring_sq(Qp* qp) {
     }
     qp->hw_ci += bbs;
   }
+  if (uint64_t at = chaos_complete_at())
+    for (size_t i = before; i < qp->out.size(); ++i) qp->out[i].complete_at = at;
   retire(qp);
 }
 
@@ -774,6 +788,7 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
   memcpy(p.msg.data(), &m, sizeof m);
   if (!payload.empty()) memcpy(p.msg.data() + sizeof m, payload.data(), payload.size());
   if (routable) post_msg(e.node, e.gen, kReq, p.msg.data(), p.msg.size(), nullptr, 0);
+  if (routable) p.inbox_pos = fab_.shm()->rings[e.node].tail.load();
   qp->out.push_back(std::move(p));
   if (idle_forever_.load()) fab_.wake(fab_.node());  // it must start the retry clock
 }
@@ -1101,7 +1116,7 @@ void Hca::deliver(Pending& p, const uint8_t* data, uint32_t len) {
     uint32_t done = 0;
     for (auto& s : p.local) {
       uint32_t n = std::min(s.length, len - done);
-      memcpy(reinterpret_cast<void*>(uintptr_t(s.addr)), data + done, n);
+      place_local(s.addr, data + done, n);
       done += n;
     }
   } else if (p.result_size) {
@@ -1122,7 +1137,7 @@ void Hca::deliver(Pending& p, const uint8_t* data, uint32_t len) {
     uint32_t done = 0;
     for (auto& s : p.local) {
       uint32_t n = std::min(s.length, p.result_size - done);
-      memcpy(reinterpret_cast<void*>(uintptr_t(s.addr)), res + done, n);
+      place_local(s.addr, res + done, n);
       done += n;
     }
   }
@@ -1194,6 +1209,7 @@ void Hca::timers() {
         if (p.syndrome < 0 && p.dst_node < kMaxNodes) {
           p.sent_ns = now;
           post_msg(p.dst_node, p.dst_gen, kReq, p.msg.data(), p.msg.size(), nullptr, 0);
+          p.inbox_pos = fab_.shm()->rings[p.dst_node].tail.load();
         }
       continue;
     }
@@ -1208,6 +1224,13 @@ void Hca::timers() {
     uint64_t limit = std::min<uint64_t>(t * (qp->attr.retry_cnt + 1),
                                         uint64_t(config().max_retry_ms) * 1000000);
     bool gone = head->dst_node >= kMaxNodes || !fab_.node_alive(head->dst_node, head->dst_gen);
+    // A request still queued at a live responder is not lost: a real responder's HCA would have
+    // acknowledged it whatever its CPUs do, so the transport timer starts when it is taken.
+    if (!gone && head->inbox_pos &&
+        fab_.shm()->rings[head->dst_node].head.load(std::memory_order_acquire) < head->inbox_pos) {
+      head->sent_ns = now;
+      continue;
+    }
     if ((gone && now - head->sent_ns > std::min<uint64_t>(limit, 1000000)) ||
         now - head->sent_ns > limit) {
       if (getenv("SOFTHCA_TRACE"))
@@ -1230,8 +1253,9 @@ constexpr int kMaxTraps = 4096;
 std::atomic<Qp*> g_trap_qp[kMaxTraps];
 std::atomic<uint8_t*> g_trap_page[kMaxTraps];
 thread_local Qp* t_stepping = nullptr;
-thread_local bool t_stepping_uar = false;
-std::atomic<uint8_t*> g_cq_uar{nullptr};  // CQ arm doorbells (one page for all contexts)
+thread_local uint8_t* t_stepping_uar = nullptr;
+// CQ arm doorbell pages, one per CQ: threads arming different CQs never share a trapped page.
+std::atomic<uint8_t*> g_cq_page[kMaxTraps];
 struct sigaction g_old_segv, g_old_trap;
 
 void chain(const struct sigaction& old, int sig, siginfo_t* si, void* uc) {
@@ -1245,11 +1269,13 @@ void chain(const struct sigaction& old, int sig, siginfo_t* si, void* uc) {
 
 void on_segv(int sig, siginfo_t* si, void* ucv) {
   auto* page = reinterpret_cast<uint8_t*>(uintptr_t(si->si_addr) & ~uintptr_t(4095));
-  if (page && page == g_cq_uar.load(std::memory_order_acquire)) {
-    mprotect(page, 4096, PROT_READ | PROT_WRITE);
-    t_stepping_uar = true;
-    static_cast<ucontext_t*>(ucv)->uc_mcontext.gregs[REG_EFL] |= 0x100;
-    return;
+  for (int i = 0; page && i < kMaxTraps; ++i) {
+    if (g_cq_page[i].load(std::memory_order_acquire) == page) {
+      mprotect(page, 4096, PROT_READ | PROT_WRITE);
+      t_stepping_uar = page;
+      static_cast<ucontext_t*>(ucv)->uc_mcontext.gregs[REG_EFL] |= 0x100;
+      return;
+    }
   }
   for (int i = 0; i < kMaxTraps; ++i) {
     if (g_trap_page[i].load(std::memory_order_acquire) == page) {
@@ -1264,25 +1290,18 @@ void on_segv(int sig, siginfo_t* si, void* ucv) {
 }
 
 // A CQ arm doorbell as libmlx5 writes it: {sn << 28 | command | ci, cqn}, big-endian, at 0x20.
-void cq_uar_doorbell() {
-  uint8_t* page = g_cq_uar.load();
+void cq_uar_doorbell(uint8_t* page) {
   uint32_t db[2];
   memcpy(db, page + MLX5_CQ_DOORBELL, sizeof db);
   mprotect(page, 4096, PROT_READ);
-  Hca& h = Hca::get();
-  std::shared_lock<std::shared_mutex> g(h.tables);
-  auto it = h.cqs.find(be32(db[1]));
-  if (getenv("SOFTHCA_TRACE"))
-    fprintf(stderr, "softhca: cq arm doorbell %08x cqn %u%s\n", be32(db[0]), be32(db[1]),
-            it == h.cqs.end() ? " (no such CQ)" : "");
-  if (it != h.cqs.end()) h.arm_cq(it->second, (be32(db[0]) & MLX5_CQ_DB_REQ_NOT_SOL) != 0);
+  ring_cq_arm(db);
 }
 
 void on_trap(int sig, siginfo_t* si, void* ucv) {
-  if (t_stepping_uar) {
-    t_stepping_uar = false;
+  if (uint8_t* page = t_stepping_uar) {
+    t_stepping_uar = nullptr;
     static_cast<ucontext_t*>(ucv)->uc_mcontext.gregs[REG_EFL] &= ~0x100;
-    return cq_uar_doorbell();
+    return cq_uar_doorbell(page);
   }
   Qp* qp = t_stepping;
   if (!qp) return chain(g_old_trap, sig, si, ucv);
@@ -1311,6 +1330,7 @@ void install_handlers() {
 }  // namespace
 
 void trap_bf_page(Qp* qp) {
+  if (!doorbell_trap_mode()) return watch_bf_page(qp);
   install_handlers();  // again each time: a runtime may have replaced them since
   for (int i = 0; i < kMaxTraps; ++i) {
     if (g_trap_page[i].load() == qp->bf) return;
@@ -1328,21 +1348,35 @@ void trap_bf_page(Qp* qp) {
   fprintf(stderr, "softhca: too many QPs with raw doorbells (%d)\n", kMaxTraps);
 }
 
-uint8_t* cq_uar_page() {
+uint8_t* cq_uar_page(Cq* cq) {
+  std::lock_guard<std::mutex> g(cq->cons);
+  if (cq->uar) return cq->uar;
+  if (!doorbell_trap_mode()) return cq->uar = watch_cq_page(cq);
   install_handlers();
-  uint8_t* p = g_cq_uar.load();
-  if (p) return p;
   void* m = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) return nullptr;
-  uint8_t* expected = nullptr;
-  if (!g_cq_uar.compare_exchange_strong(expected, static_cast<uint8_t*>(m))) {
-    munmap(m, 4096);
-    return expected;
+  for (int i = 0; i < kMaxTraps; ++i) {
+    uint8_t* expected = nullptr;
+    if (g_cq_page[i].compare_exchange_strong(expected, static_cast<uint8_t*>(m)))
+      return cq->uar = static_cast<uint8_t*>(m);
   }
-  return static_cast<uint8_t*>(m);
+  munmap(m, 4096);
+  return nullptr;
+}
+
+void release_cq_uar(Cq* cq) {
+  if (!cq->uar) return;
+  if (!doorbell_trap_mode()) return unwatch_cq_page(cq);
+  for (int i = 0; i < kMaxTraps; ++i) {
+    uint8_t* expected = cq->uar;
+    if (g_cq_page[i].compare_exchange_strong(expected, nullptr)) break;
+  }
+  munmap(cq->uar, 4096);
+  cq->uar = nullptr;
 }
 
 void untrap_bf_page(Qp* qp) {
+  if (!doorbell_trap_mode()) return unwatch_bf_page(qp);
   for (int i = 0; i < kMaxTraps; ++i)
     if (g_trap_page[i].load() == qp->bf) {
       mprotect(qp->bf, 4096, PROT_READ | PROT_WRITE);

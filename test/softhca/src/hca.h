@@ -69,8 +69,9 @@ class Hca {
   // Hand a message to the fabric without ever blocking the caller.
   void post_msg(uint32_t node, uint32_t gen, MsgType t, const void* a, size_t alen, const void* b,
                 size_t blen);
-  // Requester: execute the send WQEs the doorbell record says were posted.
-  void ring_sq(Qp* qp);
+  // Requester: execute the send WQEs the doorbell record says were posted (`deferred`: called by
+  // the execution thread of the timing knobs, which otherwise take the work over).
+  void ring_sq(Qp* qp, bool deferred = false);
   void flush_qp(Qp* qp);  // QP entered the error state: flush outstanding and posted work
   void cq_push(Cq* cq, const mlx5_cqe64& cqe, bool solicited);
   void arm_cq(Cq* cq, bool solicited_only);
@@ -97,6 +98,7 @@ class Hca {
   void flush_egress();
   void drain_inbox_to_backlog();
   void execute_wqe(Qp* qp, uint32_t start, uint32_t bbs);
+  void execute_reordered(Qp* qp, uint32_t target);  // chaos.cc
   bool try_direct(Qp* qp, Pending& p, uint32_t dst_node, uint32_t dst_gen, uint32_t dst_qpn,
                   uint16_t dlid, uint64_t dc_key, uint64_t raddr, uint32_t rkey,
                   const uint8_t* atomic, const std::vector<uint8_t>& payload, uint32_t total);
@@ -134,7 +136,9 @@ class Hca {
 // Raw-WQE access for mlx5dv_init_obj: make writes to a QP's BlueFlame page ring the doorbell.
 void trap_bf_page(Qp* qp);
 void untrap_bf_page(Qp* qp);
-// The CQ doorbell page handed out as mlx5dv_cq.cq_uar: arm doorbells stored to it arm the CQ.
-uint8_t* cq_uar_page();
+// The CQ's doorbell page handed out as mlx5dv_cq.cq_uar: arm doorbells stored to it arm the CQ
+// they name. One page per CQ, so that threads arming different CQs never share one.
+uint8_t* cq_uar_page(Cq* cq);
+void release_cq_uar(Cq* cq);
 
 }  // namespace softhca

@@ -77,6 +77,7 @@ struct Cq {
   std::mutex cons;
   uint32_t ci = 0;
   bool dv_owned = false;
+  uint8_t* uar = nullptr;  // arm doorbell page handed out by mlx5dv_init_obj
   ibv_wc cur{};  // current entry for the ibv_cq_ex read_* callbacks
 };
 
@@ -104,6 +105,8 @@ struct Pending {
   std::vector<uint8_t> msg;  // the request, kept for RNR replay
   uint32_t dst_node = 0, dst_gen = 0;
   uint64_t sent_ns = 0;
+  uint64_t inbox_pos = 0;    // the responder's inbox tail after the request was queued
+  uint64_t complete_at = 0;  // SOFTHCA_COMPLETION_DELAY_US: not retired before (ns)
   uint32_t rnr_count = 0;
   bool in_cqe = false;  // the result goes into the CQE (scatter-to-CQE), not to `local`
   uint8_t cqe_data[32] = {};

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "doorbell.h"
 #include "hca.h"
 
 using namespace softhca;
@@ -288,6 +289,7 @@ void ring(Qp* qp) {
 }
 
 int sh_post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad) {
+  doorbell_sync();  // raw doorbells stored before this post take effect before it
   Qp* qp = qp_of(ibqp);
   Hca& h = Hca::get();
   std::shared_lock<std::shared_mutex> g(h.tables);
@@ -507,6 +509,7 @@ void wr_set_inline_list(ibv_qp_ex* x, size_t n, const ibv_data_buf* b) {
   wr_end(qp);
 }
 void wr_start(ibv_qp_ex* x) {
+  doorbell_sync();
   Qp* qp = qp_of(x);
   Hca::get().tables.lock_shared();
   qp->mu.lock();
@@ -1298,6 +1301,7 @@ int softhca_v11_ibv_destroy_cq(ibv_cq* ibcq) {
     ch->ch.refcnt--;
     pthread_mutex_unlock(&c->mutex);
   }
+  release_cq_uar(cq);
   free_pages(cq->buf, size_t(cq->cnt) * 64 + 64);
   delete cq;
   return 0;
@@ -1762,7 +1766,7 @@ int softhca_init_obj(mlx5dv_obj* obj, uint64_t type) {
     o->dbrec = reinterpret_cast<__be32*>(cq->dbrec);
     o->cqe_cnt = cq->cnt;
     o->cqe_size = 64;
-    o->cq_uar = cq_uar_page();  // arm doorbells trap like BlueFlame stores
+    o->cq_uar = cq_uar_page(cq);  // arm doorbells are noticed like BlueFlame stores
     o->cqn = cq->cqn;
     o->comp_mask = 0;
     std::lock_guard<std::mutex> g(cq->cons);

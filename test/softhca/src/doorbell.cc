@@ -1,0 +1,233 @@
+// Poll-mode doorbells (see doorbell.h). The model fills the watched words with a poison value
+// that no doorbell store can carry and swaps it back in when it sees a store: every store is
+// noticed once, whatever value it writes.
+#include "doorbell.h"
+
+#include <signal.h>
+#include <sys/mman.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "exec_knobs.h"
+#include "hca.h"
+#include "wakeup.h"
+
+namespace softhca {
+
+bool doorbell_trap_mode() { return exec_knobs().doorbell_trap; }
+
+namespace {
+
+// As stored: opcode 0xff and DS 0 in a control segment's first 8 bytes (no valid WQE), and a CQ
+// number above 24 bits in an arm doorbell.
+constexpr uint64_t kPoison = 0x00ffffffffffffffull;
+// A doorbell store writes the first 8 bytes of a control segment to bf.reg + offset, the offset
+// alternating between the two 256-byte buffers; BlueFlame copies continue in 64-byte chunks.
+constexpr int kBfWords = 8;  // chunk starts 0, 64, .., 448
+constexpr int kMaxPages = 4096;
+
+struct Watched {
+  Qp* qp = nullptr;
+  Cq* cq = nullptr;
+  uint8_t* page;
+};
+
+// Never destroyed: the doorbell thread outlives static destructors.
+std::mutex& g_mu = *new std::mutex;  // the watch list and every scan of it
+std::vector<Watched>& g_list = *new std::vector<Watched>;
+std::atomic<int> g_count{0};
+std::atomic<uint8_t*> g_pages[kMaxPages];  // for the fault handler (no locks there)
+std::atomic<uint32_t> g_wake{0};           // futex word of the doorbell thread
+std::atomic<bool> g_protected{false};      // pages are write-protected: the thread sleeps
+std::once_flag g_started;
+struct sigaction g_old_segv;
+
+std::atomic<uint64_t>* word(uint8_t* page, uint32_t off) {
+  return reinterpret_cast<std::atomic<uint64_t>*>(page + off);
+}
+
+void fill_poison(uint8_t* page) {
+  for (uint32_t off = 0; off < 4096; off += 8) word(page, off)->store(kPoison, std::memory_order_relaxed);
+}
+
+// A store to a page protected while the doorbell thread sleeps: let it through and wake the thread.
+void on_segv(int sig, siginfo_t* si, void* uc) {
+  auto* page = reinterpret_cast<uint8_t*>(uintptr_t(si->si_addr) & ~uintptr_t(4095));
+  for (int i = 0; page && i < kMaxPages; ++i)
+    if (g_pages[i].load(std::memory_order_acquire) == page) {
+      mprotect(page, 4096, PROT_READ | PROT_WRITE);
+      g_wake.fetch_add(1);
+      futex_wake(&g_wake);
+      return;
+    }
+  if (g_old_segv.sa_flags & SA_SIGINFO) {
+    if (g_old_segv.sa_sigaction) return g_old_segv.sa_sigaction(sig, si, uc);
+  } else if (g_old_segv.sa_handler != SIG_DFL && g_old_segv.sa_handler != SIG_IGN) {
+    return g_old_segv.sa_handler(sig);
+  }
+  signal(sig, SIG_DFL);  // re-executing the instruction now takes the default action
+}
+
+void install_handler() {
+  struct sigaction sa {}, cur;
+  sa.sa_sigaction = on_segv;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, nullptr, &cur);
+  if (cur.sa_sigaction != on_segv) sigaction(SIGSEGV, &sa, &g_old_segv);
+}
+
+void add_page(uint8_t* page) {
+  for (int i = 0; i < kMaxPages; ++i) {
+    uint8_t* expected = nullptr;
+    if (g_pages[i].compare_exchange_strong(expected, page)) return;
+  }
+}
+
+void remove_page(uint8_t* page) {
+  for (int i = 0; i < kMaxPages; ++i) {
+    uint8_t* expected = page;
+    if (g_pages[i].compare_exchange_strong(expected, nullptr)) return;
+  }
+}
+
+void protect_all(bool on) {  // g_mu held
+  for (auto& w : g_list) mprotect(w.page, 4096, on ? PROT_READ : PROT_READ | PROT_WRITE);
+  g_protected.store(on);
+}
+
+// One look at every watched page (g_mu held). Arm doorbells are handled before the SQ doorbells
+// seen in the same look: a program's arm store precedes its later doorbell store, so when the
+// latter is visible the former is too, and its order is kept.
+bool scan() {
+  Hca& h = Hca::get();
+  Qp* rung[64];
+  int nrung = 0;
+  bool any = false;
+  for (auto& w : g_list) {
+    if (!w.qp) continue;
+    bool hit = false;
+    for (int i = 0; i < kBfWords; ++i)
+      if (word(w.page, uint32_t(i) * 64)->load(std::memory_order_relaxed) != kPoison) hit = true;
+    if (!hit) continue;
+    for (int i = 0; i < kBfWords; ++i) word(w.page, uint32_t(i) * 64)->exchange(kPoison);
+    if (nrung < 64) rung[nrung++] = w.qp;
+    any = true;
+  }
+  for (auto& w : g_list) {
+    if (!w.cq) continue;
+    auto* a = word(w.page, MLX5_CQ_DOORBELL);
+    if (a->load(std::memory_order_relaxed) == kPoison) continue;
+    uint64_t v = a->exchange(kPoison);
+    uint32_t db[2];
+    memcpy(db, &v, 8);
+    ring_cq_arm(db);
+    any = true;
+  }
+  for (int i = 0; i < nrung; ++i) {
+    std::shared_lock<std::shared_mutex> g(h.tables);
+    std::lock_guard<std::recursive_mutex> q(rung[i]->mu);
+    h.ring_sq(rung[i]);
+  }
+  return any;
+}
+
+void doorbell_thread() {
+  prefer_prompt_wakeup();
+  uint64_t last = now_ns();
+  const uint64_t spin_ns = uint64_t(exec_knobs().doorbell_spin_us) * 1000;
+  for (;;) {
+    uint32_t seen = g_wake.load();
+    {
+      std::lock_guard<std::mutex> g(g_mu);
+      if (scan()) last = now_ns();
+    }
+    if (now_ns() - last < spin_ns) {
+      sched_yield();
+      continue;
+    }
+    // Idle: protect the pages and sleep; the next store faults once and wakes us. A store that
+    // landed before the protection is seen by the look after it.
+    {
+      std::lock_guard<std::mutex> g(g_mu);
+      protect_all(true);
+      if (scan()) {
+        protect_all(false);
+        last = now_ns();
+        continue;
+      }
+    }
+    futex_wait(&g_wake, seen, -1);
+    std::lock_guard<std::mutex> g(g_mu);
+    protect_all(false);
+    last = now_ns();
+  }
+}
+
+void watch(Qp* qp, Cq* cq, uint8_t* page) {
+  std::call_once(g_started, [] {
+    install_handler();
+    std::thread(doorbell_thread).detach();
+  });
+  std::lock_guard<std::mutex> g(g_mu);
+  for (auto& w : g_list)
+    if (w.page == page) return;
+  fill_poison(page);
+  if (g_protected.load()) mprotect(page, 4096, PROT_READ);
+  add_page(page);
+  g_list.push_back({qp, cq, page});
+  g_count.fetch_add(1);
+}
+
+void unwatch(uint8_t* page) {
+  std::lock_guard<std::mutex> g(g_mu);
+  for (size_t i = 0; i < g_list.size(); ++i)
+    if (g_list[i].page == page) {
+      mprotect(page, 4096, PROT_READ | PROT_WRITE);
+      remove_page(page);
+      g_list.erase(g_list.begin() + long(i));
+      g_count.fetch_sub(1);
+      return;
+    }
+}
+
+}  // namespace
+
+void ring_cq_arm(const uint32_t db[2]) {
+  Hca& h = Hca::get();
+  std::shared_lock<std::shared_mutex> g(h.tables);
+  auto it = h.cqs.find(be32(db[1]));
+  if (getenv("SOFTHCA_TRACE"))
+    fprintf(stderr, "softhca: cq arm doorbell %08x cqn %u%s\n", be32(db[0]), be32(db[1]),
+            it == h.cqs.end() ? " (no such CQ)" : "");
+  if (it != h.cqs.end()) h.arm_cq(it->second, (be32(db[0]) & MLX5_CQ_DB_REQ_NOT_SOL) != 0);
+}
+
+void watch_bf_page(Qp* qp) { watch(qp, nullptr, qp->bf); }
+void unwatch_bf_page(Qp* qp) { unwatch(qp->bf); }
+
+uint8_t* watch_cq_page(Cq* cq) {
+  void* m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  watch(nullptr, cq, static_cast<uint8_t*>(m));
+  return static_cast<uint8_t*>(m);
+}
+
+void unwatch_cq_page(Cq* cq) {
+  if (!cq->uar) return;
+  unwatch(cq->uar);
+  munmap(cq->uar, 4096);
+  cq->uar = nullptr;
+}
+
+void doorbell_sync() {
+  if (g_count.load(std::memory_order_relaxed) == 0) return;
+  std::lock_guard<std::mutex> g(g_mu);
+  scan();
+}
+
+}  // namespace softhca

@@ -1,0 +1,20 @@
+// softhca knobs of execution timing: how doorbells are noticed and how much of the hardware's
+// freedom in ordering and timing the model uses (all of it off by default: see README "Knobs").
+#pragma once
+#include <cstdint>
+
+namespace softhca {
+
+struct ExecKnobs {
+  bool doorbell_trap = false;       // SOFTHCA_DOORBELL=trap (default poll)
+  uint32_t doorbell_spin_us = 100;  // SOFTHCA_DOORBELL_SPIN_US: doorbell thread polls this long
+  bool defer = false;               // SOFTHCA_DEFER: WQEs run on the model's execution thread
+  uint32_t defer_us = 20;           // SOFTHCA_DEFER_US: ... this long after their doorbell at the earliest
+  uint32_t completion_delay_us = 0; // SOFTHCA_COMPLETION_DELAY_US: requester CQEs appear this late
+  bool late_source = false;         // SOFTHCA_LATE_SOURCE: gather the source when executing
+  bool reorder = false;             // SOFTHCA_REORDER: reorder across QPs, reads/atomics pass writes
+  bool defers() const { return defer || late_source || reorder; }
+};
+const ExecKnobs& exec_knobs();
+
+}  // namespace softhca

@@ -1,0 +1,11 @@
+// softhca model threads and the CPU: a model thread that a message wakes must run at once, even
+// while the program spins on a CQ buffer on every core (a real HCA delivers without the CPU).
+#pragma once
+
+namespace softhca {
+
+// Asks the scheduler to let the calling (model) thread preempt busy threads when it wakes: a short
+// EEVDF slice (Linux 6.12 and later, unprivileged). Elsewhere nothing changes.
+void prefer_prompt_wakeup();
+
+}  // namespace softhca

@@ -1,0 +1,614 @@
+// softhca execution-model tests: raw doorbells in both doorbell modes, delivery to programs that
+// poll CQ buffers themselves, and the knobs that use the hardware's freedom of timing and order.
+#include <signal.h>
+
+#include "test/softhca/tests/common.h"
+
+namespace {
+
+// One process-local loopback RC pair (a -> b) on one CQ, with a registered buffer.
+struct Loop {
+  Dev& d;
+  ibv_comp_channel* ch = nullptr;
+  ibv_cq* cq = nullptr;
+  ibv_qp *a = nullptr, *b = nullptr;
+  ibv_mr* mr = nullptr;
+  alignas(64) uint8_t buf[8192] = {};
+  Loop(Dev& dev, bool channel, bool raw = false) : d(dev) {
+    if (channel) ch = ibv_create_comp_channel(d.ctx);
+    cq = ibv_create_cq(d.ctx, 64, nullptr, ch, 0);
+    a = make_rc(d, cq, raw);
+    b = make_rc(d, cq, raw);
+    if (!a || !b || connect_rc(a, b->qp_num, lid_of(d)) || connect_rc(b, a->qp_num, lid_of(d))) {
+      a = b = nullptr;
+      return;
+    }
+    mr = ibv_reg_mr(d.pd, buf, sizeof buf,
+                    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                        IBV_ACCESS_REMOTE_ATOMIC);
+  }
+  bool ok() const { return a && b && mr && cq; }
+  ~Loop() {
+    if (a) ibv_destroy_qp(a);
+    if (b) ibv_destroy_qp(b);
+    if (mr) ibv_dereg_mr(mr);
+    if (cq) ibv_destroy_cq(cq);
+    if (ch) ibv_destroy_comp_channel(ch);
+  }
+  int post_write(ibv_qp* qp, uint32_t off, uint32_t roff, uint32_t len, unsigned flags) {
+    ibv_sge s{uint64_t(uintptr_t(buf + off)), len, mr->lkey};
+    ibv_send_wr wr{}, *bad;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = flags;
+    wr.wr.rdma.remote_addr = uint64_t(uintptr_t(buf + roff));
+    wr.wr.rdma.rkey = mr->rkey;
+    return ibv_post_send(qp, &wr, &bad);
+  }
+};
+
+// A raw 8-byte fetch-add WQE (control, remote address, atomic, data segment) rung by the
+// doorbell record and an 8-byte store to the BlueFlame register, as UCX does it.
+void raw_fadd(const mlx5dv_qp& dq, uint32_t qpn, uint32_t pi, uint64_t* target, uint32_t rkey,
+              uint64_t* result, uint32_t lkey, uint32_t bf_off) {
+  auto* w = static_cast<uint8_t*>(dq.sq.buf) + (pi & (dq.sq.wqe_cnt - 1)) * dq.sq.stride;
+  memset(w, 0, 64);
+  auto* c = reinterpret_cast<mlx5_wqe_ctrl_seg*>(w);
+  c->opmod_idx_opcode = bswap32((pi & 0xffff) << 8 | MLX5_OPCODE_ATOMIC_FA);
+  c->qpn_ds = bswap32(qpn << 8 | 4);
+  c->fm_ce_se = MLX5_WQE_CTRL_CQ_UPDATE;
+  auto* rs = reinterpret_cast<mlx5_wqe_raddr_seg*>(w + 16);
+  rs->raddr = bswap64(uint64_t(uintptr_t(target)));
+  rs->rkey = bswap32(rkey);
+  reinterpret_cast<mlx5_wqe_atomic_seg*>(w + 32)->swap_add = bswap64(1);
+  auto* ds = reinterpret_cast<mlx5_wqe_data_seg*>(w + 48);
+  ds->byte_count = bswap32(8);
+  ds->lkey = bswap32(lkey);
+  ds->addr = bswap64(uint64_t(uintptr_t(result)));
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  dq.dbrec[MLX5_SND_DBR] = bswap32((pi + 1) & 0xffff);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  *reinterpret_cast<volatile uint64_t*>(static_cast<uint8_t*>(dq.bf.reg) + bf_off) =
+      *reinterpret_cast<uint64_t*>(w);
+}
+
+// ibv_poll_cq until one completion arrives; false after `seconds` without one (no hang).
+bool poll_cq_for(ibv_cq* cq, ibv_wc* wc, int seconds) {
+  timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (uint64_t i = 0;; ++i) {
+    int n = ibv_poll_cq(cq, 1, wc);
+    if (n) return n > 0;
+    if (i % 1024 == 0) {
+      clock_gettime(CLOCK_MONOTONIC, &t);
+      if (t.tv_sec - t0.tv_sec > seconds) return false;
+    }
+    if (i > 10000) usleep(20);
+  }
+}
+
+// Waits for CQE number n of a CQ by its owner bit, without any verbs call; false if none comes.
+bool wait_cqe_raw(const mlx5dv_cq& dc, uint32_t n, mlx5_cqe64* out, int seconds = 20) {
+  auto* cqe = reinterpret_cast<mlx5_cqe64*>(static_cast<uint8_t*>(dc.buf) + (n & (dc.cqe_cnt - 1)) * 64);
+  uint8_t owner = (n / dc.cqe_cnt) & 1;
+  uint64_t spins = 0;
+  timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+    if ((op_own >> 4) != MLX5_CQE_INVALID && (op_own & 1) == owner) break;
+    if (++spins % 1024 == 0) {
+      clock_gettime(CLOCK_MONOTONIC, &t);
+      if (t.tv_sec - t0.tv_sec > seconds) return false;
+      if (spins > 100000) usleep(20);
+    }
+  }
+  if (out) memcpy(out, cqe, sizeof *out);
+  dc.dbrec[0] = bswap32((n + 1) & 0xffffff);
+  return true;
+}
+
+// ---- doorbells ------------------------------------------------------------------------------
+
+// Two threads arm their own CQs through cq_uar at the same moment, many times; each then makes
+// one completion and must get its event. One arm doorbell page shared by all CQs loses arms when
+// the two stores meet.
+int peer_concurrent_arms() {
+  Dev d;
+  if (!d.ctx) return 2;
+  constexpr int kThreads = 2, kRounds = 300;
+  std::atomic<int> barrier{0}, failed{0};
+  auto body = [&](int t) {
+    Loop l(d, true);
+    if (!l.ok()) return void(failed = 1);
+    mlx5dv_cq dc{};
+    mlx5dv_obj o{};
+    o.cq.in = l.cq;
+    o.cq.out = &dc;
+    if (mlx5dv_init_obj(&o, MLX5DV_OBJ_CQ)) return void(failed = 1);
+    uint32_t ci = 0;
+    for (int k = 0; k < kRounds && !failed; ++k) {
+      // meet the other thread, then arm at once
+      int target = (k + 1) * kThreads;
+      barrier.fetch_add(1);
+      while (barrier.load() < target && !failed) {
+      }
+      uint32_t sn = uint32_t(k) & 3;
+      uint32_t db[2] = {bswap32(sn << 28 | MLX5_CQ_DB_REQ_NOT | (ci & 0xffffff)), bswap32(dc.cqn)};
+      dc.dbrec[1] = db[0];
+      __atomic_thread_fence(__ATOMIC_RELEASE);
+      uint64_t v;
+      memcpy(&v, db, 8);
+      *reinterpret_cast<volatile uint64_t*>(static_cast<uint8_t*>(dc.cq_uar) + MLX5_CQ_DOORBELL) = v;
+      if (l.post_write(l.a, 0, 64, 8, IBV_SEND_SIGNALED)) return void(failed = 1);
+      ibv_wc wc;
+      if (!poll_cq_for(l.cq, &wc, 30) || wc.status != IBV_WC_SUCCESS) return void(failed = 1);
+      ci++;
+      pollfd p{l.ch->fd, POLLIN, 0};
+      if (poll(&p, 1, 10000) != 1) {
+        fprintf(stderr, "thread %d round %d: no event (arm lost)\n", t, k);
+        return void(failed = 1);
+      }
+      ibv_cq* ev;
+      void* ctx;
+      if (ibv_get_cq_event(l.ch, &ev, &ctx) || ev != l.cq) return void(failed = 1);
+      ibv_ack_cq_events(ev, 1);
+    }
+  };
+  std::vector<std::thread> th;
+  for (int t = 0; t < kThreads; ++t) th.emplace_back(body, t);
+  for (auto& x : th) x.join();
+  return failed ? 1 : 0;
+}
+
+TEST(Doorbell, ConcurrentArmsFromTwoThreadsPollMode) {
+  Child c("concurrent-arms", {"SOFTHCA_DOORBELL=poll"});
+  EXPECT_EQ(c.wait(), 0);
+}
+
+TEST(Doorbell, ConcurrentArmsFromTwoThreadsTrapMode) {
+  Child c("concurrent-arms", {"SOFTHCA_DOORBELL=trap"});
+  EXPECT_EQ(c.wait(), 0);
+}
+
+// Raw fetch-adds rung through the BlueFlame register and completed by owner bit, with SIGTRAP back
+// at its default action after mlx5dv_init_obj (as under a debugger, which keeps SIGTRAP for
+// itself): in poll mode no doorbell single-steps, so the program runs on.
+int peer_raw_without_sigtrap() {
+  Dev d;
+  Loop l(d, false, true);
+  if (!l.ok()) return 2;
+  mlx5dv_qp dq{};
+  mlx5dv_cq dc{};
+  mlx5dv_obj o{};
+  o.qp.in = l.a;
+  o.qp.out = &dq;
+  o.cq.in = l.cq;
+  o.cq.out = &dc;
+  if (mlx5dv_init_obj(&o, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ)) return 3;
+  signal(SIGTRAP, SIG_DFL);
+  auto* target = reinterpret_cast<uint64_t*>(l.buf + 256);
+  auto* result = reinterpret_cast<uint64_t*>(l.buf + 512);
+  for (uint32_t n = 0; n < 1000; ++n) {
+    raw_fadd(dq, l.a->qp_num, n, target, l.mr->rkey, result, l.mr->lkey, (n & 1) * dq.bf.size);
+    mlx5_cqe64 cqe;
+    if (!wait_cqe_raw(dc, n, &cqe)) return 4;
+    if ((cqe.op_own >> 4) != MLX5_CQE_REQ || *result != n) return 5;
+    if (n % 100 == 99) usleep(2000);  // long enough for the doorbell thread to fall asleep
+  }
+  return *target == 1000 ? 0 : 6;
+}
+
+TEST(Doorbell, PollModeRawDoorbellsNeedNoSingleStep) {
+  Child c("raw-without-sigtrap", {"SOFTHCA_DOORBELL=poll"});
+  EXPECT_EQ(c.wait(), 0);
+}
+
+// ---- delivery to programs that poll CQ buffers themselves ------------------------------------
+
+// The receiver: an RC QP whose receive CQ it reads by owner bit only (never ibv_poll_cq), the way
+// a backend drives its CQs. It reports its QPN and LID, connects to the sender, then expects
+// `count` sends in order and reports how many arrived. The CQ is spun on without pause.
+int peer_raw_receiver() {
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 256, nullptr, nullptr, 0);
+  ibv_qp* qp = make_rc(d, cq);
+  static uint8_t rbuf[64 * 64];
+  ibv_mr* mr = ibv_reg_mr(d.pd, rbuf, sizeof rbuf, IBV_ACCESS_LOCAL_WRITE);
+  if (!cq || !qp || !mr) return 2;
+  mlx5dv_cq dc{};
+  mlx5dv_qp dq{};
+  mlx5dv_obj o{};
+  o.cq.in = cq;
+  o.cq.out = &dc;
+  o.qp.in = qp;
+  o.qp.out = &dq;
+  if (mlx5dv_init_obj(&o, MLX5DV_OBJ_CQ | MLX5DV_OBJ_QP)) return 3;
+  printf("%u %u\n", qp->qp_num, lid_of(d));
+  fflush(stdout);
+  unsigned rqpn, rlid, count;
+  if (scanf("%u %u %u", &rqpn, &rlid, &count) != 3) return 4;
+  // Receives are posted raw too (the driver's own ring accounting advances only in ibv_poll_cq).
+  auto post_recv = [&](uint32_t i) {
+    auto* w = static_cast<uint8_t*>(dq.rq.buf) + (i & (dq.rq.wqe_cnt - 1)) * dq.rq.stride;
+    mlx5_wqe_data_seg seg[2] = {};
+    seg[0].byte_count = bswap32(64);
+    seg[0].lkey = bswap32(mr->lkey);
+    seg[0].addr = bswap64(uint64_t(uintptr_t(rbuf + (i % 64) * 64)));
+    seg[1].lkey = bswap32(MLX5_INVALID_LKEY);
+    memcpy(w, seg, std::min<size_t>(sizeof seg, dq.rq.stride));
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    dq.dbrec[MLX5_RCV_DBR] = bswap32((i + 1) & 0xffff);
+    return 0;
+  };
+  for (uint32_t i = 0; i < 32; ++i)
+    if (post_recv(i)) return 5;
+  if (connect_rc(qp, rqpn, uint16_t(rlid))) return 6;
+  printf("ready\n");
+  fflush(stdout);
+  uint32_t got = 0;
+  for (; got < count; ++got) {
+    auto* cqe = reinterpret_cast<volatile mlx5_cqe64*>(static_cast<uint8_t*>(dc.buf) +
+                                                       (got & (dc.cqe_cnt - 1)) * 64);
+    uint8_t owner = (got / dc.cqe_cnt) & 1, op_own;
+    timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t spins = 0;
+    bool timed_out = false;
+    while (((op_own = cqe->op_own) >> 4) == MLX5_CQE_INVALID || (op_own & 1) != owner) {
+      if (++spins % 4096) continue;
+      clock_gettime(CLOCK_MONOTONIC, &t);
+      if (t.tv_sec - t0.tv_sec > 30) {
+        timed_out = true;
+        break;
+      }
+    }
+    if (timed_out) break;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if ((op_own >> 4) != MLX5_CQE_RESP_SEND || rbuf[(got % 64) * 64] != uint8_t(got)) {
+      fprintf(stderr, "receive %u: opcode %u byte %u\n", got, op_own >> 4, rbuf[(got % 64) * 64]);
+      break;
+    }
+    dc.dbrec[0] = bswap32((got + 1) & 0xffffff);
+    if (int r = post_recv(got + 32)) {
+      fprintf(stderr, "receive %u: ibv_post_recv %d\n", got, r);
+      break;
+    }
+  }
+  printf("%u\n", got);
+  fflush(stdout);
+  ibv_destroy_qp(qp);
+  ibv_dereg_mr(mr);
+  ibv_destroy_cq(cq);
+  return 0;
+}
+
+// Sends 2000 messages, one at a time, to a receiver process that spins on its CQ buffer and never
+// calls ibv_poll_cq: its model thread must deliver each (and wake in time to do so while the
+// receiver's thread spins). The sender's transport timer is short (~12 ms); it must never run out
+// for a live receiver, as on hardware. Prints the time taken (not asserted).
+TEST(Delivery, ReceiverPollingCqBufferGetsSends) {
+  Child c("raw-receiver");
+  unsigned rqpn, rlid;
+  ASSERT_EQ(fscanf(c.out, "%u %u", &rqpn, &rlid), 2);
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 64, nullptr, nullptr, 0);
+  ibv_qp* qp = make_rc(d, cq);
+  ASSERT_TRUE(cq && qp);
+  ASSERT_EQ(connect_rc(qp, rqpn, uint16_t(rlid), 7, 10, 2), 0);  // ~12 ms transport timeout
+  constexpr unsigned kCount = 2000;
+  fprintf(c.in, "%u %u %u\n", qp->qp_num, lid_of(d), kCount);
+  fflush(c.in);
+  char word[16];
+  ASSERT_EQ(fscanf(c.out, "%15s", word), 1);
+  timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (unsigned i = 0; i < kCount; ++i) {
+    uint8_t v = uint8_t(i);
+    ibv_sge s{uint64_t(uintptr_t(&v)), 1, 0};
+    ibv_send_wr wr{}, *bad;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+    ASSERT_EQ(ibv_post_send(qp, &wr, &bad), 0);
+    ibv_wc wc;
+    ASSERT_TRUE(poll_cq_for(cq, &wc, 60)) << "send " << i << " never completed";
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << "send " << i;
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  fprintf(stderr, "%u sends in %.1f ms\n", kCount,
+          double(t1.tv_sec - t0.tv_sec) * 1e3 + double(t1.tv_nsec - t0.tv_nsec) / 1e6);
+  unsigned got = 0;
+  ASSERT_EQ(fscanf(c.out, "%u", &got), 1);
+  EXPECT_EQ(got, kCount);
+  EXPECT_EQ(c.wait(), 0);
+  ibv_destroy_qp(qp);
+  ibv_destroy_cq(cq);
+}
+
+// The receiver's process is stopped while sends are queued for it: a real receiver's HCA places and
+// acknowledges them whatever its CPUs do, so the sender's transport timer (here ~12 ms) must not
+// run out while they wait for the receiver's model; they complete once it runs again.
+TEST(Delivery, SendsToStoppedReceiverDoNotTimeOut) {
+  Child c("raw-receiver");
+  unsigned rqpn, rlid;
+  ASSERT_EQ(fscanf(c.out, "%u %u", &rqpn, &rlid), 2);
+  Dev d;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 64, nullptr, nullptr, 0);
+  ibv_qp* qp = make_rc(d, cq);
+  ASSERT_TRUE(cq && qp);
+  ASSERT_EQ(connect_rc(qp, rqpn, uint16_t(rlid), 7, 10, 2), 0);
+  constexpr unsigned kCount = 16;
+  fprintf(c.in, "%u %u %u\n", qp->qp_num, lid_of(d), kCount);
+  fflush(c.in);
+  char word[16];
+  ASSERT_EQ(fscanf(c.out, "%15s", word), 1);
+  ASSERT_EQ(kill(c.pid, SIGSTOP), 0);
+  int st = 0;
+  ASSERT_EQ(waitpid(c.pid, &st, WUNTRACED), c.pid);  // stopped for sure
+  ASSERT_TRUE(WIFSTOPPED(st));
+  for (unsigned i = 0; i < kCount; ++i) {
+    uint8_t v = uint8_t(i);
+    ibv_sge s{uint64_t(uintptr_t(&v)), 1, 0};
+    ibv_send_wr wr{}, *bad;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+    ASSERT_EQ(ibv_post_send(qp, &wr, &bad), 0);
+  }
+  unsigned done = 0;
+  for (int i = 0; i < 30; ++i) {  // many transport timeouts long; nothing can complete yet
+    ibv_wc wc;
+    int n = ibv_poll_cq(cq, 1, &wc);
+    ASSERT_GE(n, 0);
+    if (n) {
+      ADD_FAILURE() << "completion while the receiver is stopped: " << ibv_wc_status_str(wc.status);
+      done++;
+    }
+    usleep(10000);
+  }
+  ASSERT_EQ(kill(c.pid, SIGCONT), 0);
+  for (; done < kCount; ++done) {
+    ibv_wc wc;
+    ASSERT_TRUE(poll_cq_for(cq, &wc, 30)) << "send " << done << " never completed";
+    EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << "send " << done;
+  }
+  unsigned got = 0;
+  ASSERT_EQ(fscanf(c.out, "%u", &got), 1);
+  EXPECT_EQ(got, kCount);
+  EXPECT_EQ(c.wait(), 0);
+  ibv_destroy_qp(qp);
+  ibv_destroy_cq(cq);
+}
+
+// ---- timing and ordering knobs ---------------------------------------------------------------
+// Each scenario runs in a child process (knobs are read once per process) and returns what it
+// observed; each test runs it with the knob and without, and checks that only the knob exposes
+// the program's bug.
+
+// The knobs given, all others off (whatever this process's environment says).
+std::vector<std::string> knobs(std::vector<std::string> on = {}) {
+  for (const char* k : {"SOFTHCA_CHAOS=0", "SOFTHCA_DEFER=0", "SOFTHCA_LATE_SOURCE=0",
+                        "SOFTHCA_REORDER=0", "SOFTHCA_COMPLETION_DELAY_US=0"})
+    on.push_back(k);
+  return on;
+}
+
+uint64_t word_at(Loop& l, uint32_t off) {
+  uint64_t v;
+  memcpy(&v, l.buf + off, 8);
+  return v;
+}
+void set_word(Loop& l, uint32_t off, uint64_t v) { memcpy(l.buf + off, &v, 8); }
+
+// Reuses the source of an RDMA write before its completion: returns 1 if the modified data
+// arrived, 0 if the data as posted arrived.
+int peer_reuse_source() {
+  Dev d;
+  Loop l(d, false);
+  if (!l.ok()) return 100;
+  set_word(l, 0, 0xA);
+  set_word(l, 64, 0);
+  if (l.post_write(l.a, 0, 64, 8, IBV_SEND_SIGNALED)) return 101;  // not inline: gathered by the HCA
+  set_word(l, 0, 0xB);  // the bug: the source is reused before the completion
+  ibv_wc wc;
+  if (!poll_cq_for(l.cq, &wc, 30) || wc.status != IBV_WC_SUCCESS) return 102;
+  return word_at(l, 64) == 0xB ? 1 : word_at(l, 64) == 0xA ? 0 : 103;
+}
+
+TEST(Knobs, LateSourceShowsSourceReusedBeforeCompletion) {
+  Child with("reuse-source", knobs({"SOFTHCA_LATE_SOURCE=1", "SOFTHCA_COMPLETION_DELAY_US=200000"}));
+  EXPECT_EQ(with.wait(), 1);
+  Child chaos("reuse-source", {"SOFTHCA_CHAOS=1", "SOFTHCA_COMPLETION_DELAY_US=200000"});
+  EXPECT_EQ(chaos.wait(), 1);
+  Child without("reuse-source", knobs());
+  EXPECT_EQ(without.wait(), 0);
+}
+
+// Looks at the target of an RDMA write right after ibv_post_send returns: 1 if it has not landed
+// yet (execution deferred), 0 if it has; then waits for the completion, after which it must have.
+int peer_landed_at_post() {
+  Dev d;
+  Loop l(d, false);
+  if (!l.ok()) return 100;
+  set_word(l, 0, 7);
+  set_word(l, 64, 0);
+  if (l.post_write(l.a, 0, 64, 8, IBV_SEND_SIGNALED)) return 101;
+  int r = word_at(l, 64) == 0 ? 1 : 0;
+  ibv_wc wc;
+  if (!poll_cq_for(l.cq, &wc, 30) || wc.status != IBV_WC_SUCCESS) return 102;
+  return word_at(l, 64) == 7 ? r : 103;
+}
+
+TEST(Knobs, DeferExecutesAfterThePostReturns) {
+  Child with("landed-at-post", knobs({"SOFTHCA_DEFER=1", "SOFTHCA_DEFER_US=200000"}));
+  EXPECT_EQ(with.wait(), 1);
+  Child without("landed-at-post", knobs());
+  EXPECT_EQ(without.wait(), 0);
+}
+
+// A program that assumes the completion is there once the data is: polls the CQ once after
+// seeing the data. Returns 1 if the completion was not there yet, 0 if it was.
+int peer_cqe_with_data() {
+  Dev d;
+  Loop l(d, false);
+  if (!l.ok()) return 100;
+  set_word(l, 0, 9);
+  set_word(l, 64, 0);
+  if (l.post_write(l.a, 0, 64, 8, IBV_SEND_SIGNALED)) return 101;
+  timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (__atomic_load_n(reinterpret_cast<volatile uint64_t*>(l.buf + 64), __ATOMIC_ACQUIRE) != 9) {
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if (t.tv_sec - t0.tv_sec > 30) return 104;
+  }
+  ibv_wc wc;
+  int n = ibv_poll_cq(l.cq, 1, &wc);
+  if (n == 0 && (!poll_cq_for(l.cq, &wc, 30) || wc.status != IBV_WC_SUCCESS)) return 102;
+  return n == 0 ? 1 : 0;
+}
+
+TEST(Knobs, CompletionDelayHoldsCompletionsAfterTheData) {
+  Child with("cqe-with-data", knobs({"SOFTHCA_COMPLETION_DELAY_US=200000"}));
+  EXPECT_EQ(with.wait(), 1);
+  Child without("cqe-with-data", knobs());
+  EXPECT_EQ(without.wait(), 0);
+}
+
+// Within one QP, posted as one list: WRITE x=1, then (a) READ x, (b) READ x with IBV_SEND_FENCE,
+// (c) FETCH_ADD x+=10, (d) the same with the fence. Returns a bit per case whose read or atomic
+// saw x's old value 0 instead of the 1 written before it. Then (e) READ x=5 into l, then WRITE l
+// to y, (f) the same with the fence on the write: bits 4 and 5 if y got l's old contents.
+int peer_fence() {
+  Dev d;
+  Loop l(d, false);
+  if (!l.ok()) return 100;
+  int bits = 0;
+  for (int c = 0; c < 4; ++c) {
+    const uint32_t kX = 1024, kL = 2048, kSrc = 0;
+    set_word(l, kSrc, 1);
+    set_word(l, kX, 0);
+    set_word(l, kL, ~0ull);
+    ibv_sge s0{uint64_t(uintptr_t(l.buf + kSrc)), 8, l.mr->lkey};
+    ibv_sge s1{uint64_t(uintptr_t(l.buf + kL)), 8, l.mr->lkey};
+    ibv_send_wr w[2] = {}, *bad;
+    w[0].opcode = IBV_WR_RDMA_WRITE;
+    w[0].sg_list = &s0;
+    w[0].num_sge = 1;
+    w[0].wr.rdma.remote_addr = uint64_t(uintptr_t(l.buf + kX));
+    w[0].wr.rdma.rkey = l.mr->rkey;
+    w[0].next = &w[1];
+    w[1].sg_list = &s1;
+    w[1].num_sge = 1;
+    w[1].send_flags = IBV_SEND_SIGNALED | (c % 2 ? IBV_SEND_FENCE : 0);
+    if (c < 2) {
+      w[1].opcode = IBV_WR_RDMA_READ;
+      w[1].wr.rdma.remote_addr = uint64_t(uintptr_t(l.buf + kX));
+      w[1].wr.rdma.rkey = l.mr->rkey;
+    } else {
+      w[1].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+      w[1].wr.atomic.remote_addr = uint64_t(uintptr_t(l.buf + kX));
+      w[1].wr.atomic.rkey = l.mr->rkey;
+      w[1].wr.atomic.compare_add = 10;
+    }
+    if (ibv_post_send(l.a, w, &bad)) return 101;
+    ibv_wc wc;
+    if (!poll_cq_for(l.cq, &wc, 30) || wc.status != IBV_WC_SUCCESS) return 102;
+    if (word_at(l, kL) == 0) bits |= 1 << c;
+    else if (word_at(l, kL) != 1) return 103;
+  }
+  for (int c = 4; c < 6; ++c) {
+    const uint32_t kX = 1024, kL = 2048, kY = 3072;
+    set_word(l, kX, 5);
+    set_word(l, kL, ~0ull);
+    set_word(l, kY, 0);
+    ibv_sge s1{uint64_t(uintptr_t(l.buf + kL)), 8, l.mr->lkey};
+    ibv_send_wr w[2] = {}, *bad;
+    w[0].opcode = IBV_WR_RDMA_READ;
+    w[0].sg_list = &s1;
+    w[0].num_sge = 1;
+    w[0].wr.rdma.remote_addr = uint64_t(uintptr_t(l.buf + kX));
+    w[0].wr.rdma.rkey = l.mr->rkey;
+    w[0].next = &w[1];
+    w[1].opcode = IBV_WR_RDMA_WRITE;
+    w[1].sg_list = &s1;
+    w[1].num_sge = 1;
+    w[1].wr.rdma.remote_addr = uint64_t(uintptr_t(l.buf + kY));
+    w[1].wr.rdma.rkey = l.mr->rkey;
+    w[1].send_flags = IBV_SEND_SIGNALED | (c % 2 ? IBV_SEND_FENCE : 0);
+    if (ibv_post_send(l.a, w, &bad)) return 101;
+    ibv_wc wc;
+    if (!poll_cq_for(l.cq, &wc, 30) || wc.status != IBV_WC_SUCCESS) return 102;
+    if (word_at(l, kL) != 5) return 104;  // the read's data is there by its completion
+    if (word_at(l, kY) == ~0ull) bits |= 1 << c;
+    else if (word_at(l, kY) != 5) return 105;
+  }
+  return bits;
+}
+
+TEST(Knobs, ReorderWithoutFenceSeesOldData) {
+  Child with("fence", knobs({"SOFTHCA_REORDER=1"}));
+  EXPECT_EQ(with.wait(), 0b010101);  // unfenced cases see old data, fenced ones never
+  Child without("fence", knobs());
+  EXPECT_EQ(without.wait(), 0);
+}
+
+// Two QPs write the same word, one after the other: returns the value left (2 in posting order).
+int peer_across_qps() {
+  Dev d;
+  Loop l1(d, false), l2(d, false);
+  if (!l1.ok() || !l2.ok()) return 100;
+  set_word(l1, 0, 1);
+  set_word(l2, 0, 2);
+  uint64_t target = 0;
+  auto post = [&](Loop& l) {
+    ibv_sge s{uint64_t(uintptr_t(l.buf)), 8, l.mr->lkey};
+    ibv_send_wr wr{}, *bad;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = uint64_t(uintptr_t(l1.buf + 4096));
+    wr.wr.rdma.rkey = l1.mr->rkey;
+    return ibv_post_send(l.a, &wr, &bad);
+  };
+  (void)target;
+  if (post(l1) || post(l2)) return 101;
+  ibv_wc wc;
+  if (!poll_cq_for(l1.cq, &wc, 30) || !poll_cq_for(l2.cq, &wc, 30)) return 102;
+  return int(word_at(l1, 4096));
+}
+
+TEST(Knobs, ReorderAcrossQps) {
+  Child with("across-qps", knobs({"SOFTHCA_REORDER=1", "SOFTHCA_DEFER_US=100000"}));
+  EXPECT_EQ(with.wait(), 1);  // the later QP's write ran first
+  Child without("across-qps", knobs());
+  EXPECT_EQ(without.wait(), 2);
+}
+
+TEST(Knobs, BadValuesAreRejected) {
+  Child a("landed-at-post", knobs({"SOFTHCA_DOORBELL=fast"}));
+  EXPECT_EQ(a.wait(), 1);
+  Child b("landed-at-post", knobs({"SOFTHCA_CHAOS=2"}));
+  EXPECT_EQ(b.wait(), 1);
+}
+
+int peer(const char* mode) {
+  std::string m = mode;
+  if (m == "concurrent-arms") return peer_concurrent_arms();
+  if (m == "raw-without-sigtrap") return peer_raw_without_sigtrap();
+  if (m == "raw-receiver") return peer_raw_receiver();
+  if (m == "reuse-source") return peer_reuse_source();
+  if (m == "landed-at-post") return peer_landed_at_post();
+  if (m == "cqe-with-data") return peer_cqe_with_data();
+  if (m == "fence") return peer_fence();
+  if (m == "across-qps") return peer_across_qps();
+  return 100;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return softhca_test_main(argc, argv, "exec_test", peer); }
