@@ -266,8 +266,13 @@ int peer_raw_receiver() {
     }
     if (timed_out) break;
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if ((op_own >> 4) != MLX5_CQE_RESP_SEND || rbuf[(got % 64) * 64] != uint8_t(got)) {
-      fprintf(stderr, "receive %u: opcode %u byte %u\n", got, op_own >> 4, rbuf[(got % 64) * 64]);
+    // A small receive on an RC QP with its own receive queue is scattered into the CQE itself
+    // (the first bytes of a 64-byte CQE), as rdma-core's poll code expects.
+    const uint8_t byte = (op_own & MLX5_INLINE_SCATTER_32)
+                             ? *reinterpret_cast<volatile uint8_t*>(cqe)
+                             : rbuf[(got % 64) * 64];
+    if ((op_own >> 4) != MLX5_CQE_RESP_SEND || byte != uint8_t(got)) {
+      fprintf(stderr, "receive %u: opcode %u byte %u\n", got, op_own >> 4, byte);
       break;
     }
     dc.dbrec[0] = bswap32((got + 1) & 0xffffff);
