@@ -14,6 +14,7 @@
 #include <infiniband/verbs.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -118,12 +119,15 @@ struct Loopback {
     const uint16_t first = sq.ring().pi;
     sq.post(bbs);
     Completion c{};
+    // Spin (the model's doorbell thread answers in microseconds), then back off; give up after
+    // 10 s so a lost WQE fails instead of hanging.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     for (long i = 0; !cqq.poll(&c); ++i) {
-      if (i > 200000) {  // about 10 s
+      if (i % 1024 == 0 && std::chrono::steady_clock::now() > deadline) {
         ADD_FAILURE() << "no completion for the WQE at " << first;
         return c;
       }
-      if (i > 1000) usleep(50);
+      if (i > 1000000) usleep(50);
     }
     EXPECT_EQ(c.wqe_counter, first);
     EXPECT_EQ(c.qpn, a->qp_num);

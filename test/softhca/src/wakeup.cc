@@ -28,6 +28,14 @@ void prefer_prompt_wakeup() {
   a.policy = SCHED_OTHER;
   a.runtime = 100000;  // 0.1 ms, the shortest slice the kernel accepts
   syscall(SYS_sched_setattr, 0, &a, 0);
+  // A real HCA does not run on the cores of the processes that use it: the model's threads may
+  // run on any online CPU, whatever the process was bound to (a launcher that pins each process
+  // to one core would otherwise make its model share that core with a thread spinning on a CQ).
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  for (long c = 0; c < cpus && c < CPU_SETSIZE; ++c) CPU_SET(static_cast<int>(c), &all);
+  sched_setaffinity(0, sizeof all, &all);  // may fail inside a restricted cpuset: then as bound
 }
 
 }  // namespace softhca

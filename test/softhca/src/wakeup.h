@@ -5,7 +5,8 @@
 namespace softhca {
 
 // Asks the scheduler to let the calling (model) thread preempt busy threads when it wakes: a short
-// EEVDF slice (Linux 6.12 and later, unprivileged). Elsewhere nothing changes.
+// EEVDF slice (Linux 6.12 and later, unprivileged; elsewhere nothing changes). And lets it run on
+// any online CPU even when the process is bound to one (as a real HCA does not use its cores).
 void prefer_prompt_wakeup();
 
 }  // namespace softhca
