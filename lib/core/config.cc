@@ -43,6 +43,9 @@ constexpr Variable kVariables[] = {
      "make the executable's globals and statics remotely accessible"},
     {"HOSHMEM_WAIT", nullptr, "auto", "auto, spin, yield or sleep",
      "how a waiting PE waits: auto spins when every PE has a core, else yields then sleeps"},
+    {"HOSHMEM_TRANSPORT", nullptr, "auto", "auto, rc, dc or ud",
+     "inter-node transport (and, in all-HW mode, the one HCA loopback uses): auto = rc; dc and "
+     "ud are not built yet"},
     {"HOSHMEM_DEVICE", nullptr, "", "a device name, optionally with :port (e.g. mlx5_0:1)",
      "the RDMA device and port (default: the first active port of any device)"},
     {"HOSHMEM_PUT_COPY", nullptr, "auto", "auto, avx512, avx2 or sse2",
@@ -121,6 +124,7 @@ Config load_config() {
   c.heap_base = uint_var("HOSHMEM_HEAP_BASE");
   c.share_globals = bool_var("HOSHMEM_SHARE_GLOBALS");
   c.wait = choice_var("HOSHMEM_WAIT", {"auto", "spin", "yield", "sleep"});
+  c.transport = choice_var("HOSHMEM_TRANSPORT", {"auto", "rc", "dc", "ud"});
   c.device = raw(variable("HOSHMEM_DEVICE"), &unused_source);  // checked when it is opened
   c.put_copy = choice_var("HOSHMEM_PUT_COPY", {"auto", "avx512", "avx2", "sse2"});
   c.sleep_timeout_us = parsed_var("HOSHMEM_SLEEP_TIMEOUT_US", [](const char *text) {

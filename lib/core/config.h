@@ -20,6 +20,7 @@ struct Config {
   uint64_t sleep_timeout_us;  // HOSHMEM_SLEEP_TIMEOUT_US (0: the wait policy's own)
   std::string put_copy;       // HOSHMEM_PUT_COPY: auto | avx512 | avx2 | sse2
   std::string device;         // HOSHMEM_DEVICE: name[:port], empty for the first active port
+  std::string transport;      // HOSHMEM_TRANSPORT: auto | rc | dc | ud
 };
 
 // Reads and validates every variable; a bad value is fatal with the accepted range.

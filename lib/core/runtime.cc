@@ -149,6 +149,15 @@ void runtime_init(int requested, int *provided, const char *routine) {
           lacking == rt.me ? ": " : "", lacking == rt.me ? no_hca.c_str() : "");
   if (!mode) fatal(routine, "%s", why);
   rt.mode = *mode;
+  if (rt.mode == atomics::AtomicityMode::AllHardware) {
+    // The transport HCA atomics travel on (loopback on this node included).
+    const std::string &t = rt.config.transport;
+    if (t == "ud")
+      fatal(routine, "HOSHMEM_TRANSPORT=ud cannot carry all-HW mode's atomics: UD has no RDMA "
+            "atomics (use rc, or HOSHMEM_ATOMICS=sw)");
+    if (t == "dc")
+      fatal(routine, "HOSHMEM_TRANSPORT=dc is not available yet: use rc or auto");
+  }
   if (rt.mode == atomics::AtomicityMode::AllHardware) rt.remote_atomics = hca_start(boot);
   else hca_stop();
   rt.wait = choose_wait_policy(rt.config.wait, node_is_oversubscribed(boot));
@@ -206,6 +215,10 @@ void runtime_print_info(FILE *out) {
               ? "every AMO by the HCA, to this node's PEs through loopback"
               : "CPU atomics on shared memory");
   fprintf(out, "  RDMA device: %s\n", hca_description().c_str());
+  fprintf(out, "  transport: %s\n",
+          rt.mode == atomics::AtomicityMode::AllHardware
+              ? "rc (HCA atomics over RC queue pairs, connected on first use)"
+              : "none needed (every PE on this node: shared memory)");
   fprintf(out, "  symmetric heap: %s at %p (%s on every PE)\n",
           format_size(rt.memory.heap_size(), size, sizeof size), rt.memory.heap_base(),
           rt.memory.same_address_everywhere() ? "same address" : "different addresses");
