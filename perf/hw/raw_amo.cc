@@ -7,9 +7,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "lib/transport/ib/queue.h"
 #include "lib/transport/ib/wqe.h"
+#include "perf/hw/loopback.h"
 
 using namespace hoshmem;
 
@@ -17,42 +19,6 @@ static double now_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static ibv_qp *make_qp(ibv_pd *pd, ibv_cq *cq) {
-  ibv_qp_init_attr a{};
-  a.send_cq = a.recv_cq = cq;
-  a.cap.max_send_wr = 64;
-  a.cap.max_recv_wr = 1;
-  a.cap.max_send_sge = a.cap.max_recv_sge = 1;
-  a.qp_type = IBV_QPT_RC;
-  ibv_qp *qp = ibv_create_qp(pd, &a);
-  ibv_qp_attr m{};
-  m.qp_state = IBV_QPS_INIT;
-  m.port_num = 1;
-  m.qp_access_flags = IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-  ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-  return qp;
-}
-
-static void connect_qp(ibv_qp *qp, unsigned dest, unsigned lid) {
-  ibv_qp_attr m{};
-  m.qp_state = IBV_QPS_RTR;
-  m.path_mtu = IBV_MTU_4096;
-  m.dest_qp_num = dest;
-  m.max_dest_rd_atomic = 16;
-  m.min_rnr_timer = 12;
-  m.ah_attr.dlid = static_cast<uint16_t>(lid);
-  m.ah_attr.port_num = 1;
-  ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                            IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-  m.qp_state = IBV_QPS_RTS;
-  m.timeout = 14;
-  m.retry_cnt = 7;
-  m.rnr_retry = 7;
-  m.max_rd_atomic = 16;
-  ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                            IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 int main(int argc, char **argv) {
@@ -66,11 +32,11 @@ int main(int argc, char **argv) {
   alignas(64) static uint64_t words[2];
   ibv_mr *mr = ibv_reg_mr(pd, words, sizeof words,
                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
-  ibv_qp *a = make_qp(pd, cq), *b = make_qp(pd, cq);
+  ibv_qp *a = loopback_qp(pd, cq), *b = loopback_qp(pd, cq);
   ibv_port_attr port;
   ibv_query_port(ctx, 1, &port);
-  connect_qp(a, b->qp_num, port.lid);
-  connect_qp(b, a->qp_num, port.lid);
+  loopback_connect(a, b->qp_num, port.lid);
+  loopback_connect(b, a->qp_num, port.lid);
   ib::SendQueue sq;
   ib::CompletionQueue cqq;
   if (!sq.init(a) || !cqq.init(cq)) return fprintf(stderr, "raw_amo: not an mlx5 QP\n"), 1;

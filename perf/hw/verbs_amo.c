@@ -8,46 +8,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "loopback.h"
+
 static double now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq) {
-  struct ibv_qp_init_attr a = {0};
-  a.send_cq = a.recv_cq = cq;
-  a.cap.max_send_wr = 64;
-  a.cap.max_recv_wr = 1;
-  a.cap.max_send_sge = a.cap.max_recv_sge = 1;
-  a.qp_type = IBV_QPT_RC;
-  struct ibv_qp *qp = ibv_create_qp(pd, &a);
-  struct ibv_qp_attr m = {0};
-  m.qp_state = IBV_QPS_INIT;
-  m.port_num = 1;
-  m.qp_access_flags = IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-  ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-  return qp;
-}
-
-static void connect_qp(struct ibv_qp *qp, unsigned dest, unsigned lid) {
-  struct ibv_qp_attr m = {0};
-  m.qp_state = IBV_QPS_RTR;
-  m.path_mtu = IBV_MTU_4096;
-  m.dest_qp_num = dest;
-  m.max_dest_rd_atomic = 16;
-  m.min_rnr_timer = 12;
-  m.ah_attr.dlid = lid;
-  m.ah_attr.port_num = 1;
-  ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                            IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-  m.qp_state = IBV_QPS_RTS;
-  m.timeout = 14;
-  m.retry_cnt = 7;
-  m.rnr_retry = 7;
-  m.max_rd_atomic = 16;
-  ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                            IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 int main(int argc, char **argv) {
@@ -61,11 +27,11 @@ int main(int argc, char **argv) {
   static unsigned long long words[2] __attribute__((aligned(64)));
   struct ibv_mr *mr = ibv_reg_mr(pd, words, sizeof words,
                                  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
-  struct ibv_qp *a = make_qp(pd, cq), *b = make_qp(pd, cq);
+  struct ibv_qp *a = loopback_qp(pd, cq), *b = loopback_qp(pd, cq);
   struct ibv_port_attr port;
   ibv_query_port(ctx, 1, &port);
-  connect_qp(a, b->qp_num, port.lid);
-  connect_qp(b, a->qp_num, port.lid);
+  loopback_connect(a, b->qp_num, port.lid);
+  loopback_connect(b, a->qp_num, port.lid);
   const char *names[2] = {"fetch_add64", "cswap64"};
   for (int k = 0; k < 2; k++) {
     double best = 1e30;

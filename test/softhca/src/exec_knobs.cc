@@ -6,9 +6,7 @@
 
 namespace softhca {
 
-namespace {
-
-long knob(const char* name, long def, long lo, long hi) {
+long env_knob(const char* name, long def, long lo, long hi) {
   const char* e = getenv(name);
   if (!e || !*e) return def;
   char* end;
@@ -20,6 +18,8 @@ long knob(const char* name, long def, long lo, long hi) {
   return v;
 }
 
+namespace {
+
 ExecKnobs load() {
   ExecKnobs k;
   if (const char* e = getenv("SOFTHCA_DOORBELL"); e && *e) {
@@ -29,14 +29,14 @@ ExecKnobs load() {
       exit(1);
     }
   }
-  k.doorbell_spin_us = uint32_t(knob("SOFTHCA_DOORBELL_SPIN_US", 100, 0, 1000000));
+  k.doorbell_spin_us = uint32_t(env_knob("SOFTHCA_DOORBELL_SPIN_US", 100, 0, 1000000));
   // SOFTHCA_CHAOS=1 turns every timing knob on; each can still be set on its own (0 turns it off).
-  bool chaos = knob("SOFTHCA_CHAOS", 0, 0, 1) != 0;
-  k.defer = knob("SOFTHCA_DEFER", chaos, 0, 1) != 0;
-  k.defer_us = uint32_t(knob("SOFTHCA_DEFER_US", 20, 0, 10000000));
-  k.completion_delay_us = uint32_t(knob("SOFTHCA_COMPLETION_DELAY_US", chaos ? 50 : 0, 0, 1000000));
-  k.late_source = knob("SOFTHCA_LATE_SOURCE", chaos, 0, 1) != 0;
-  k.reorder = knob("SOFTHCA_REORDER", chaos, 0, 1) != 0;
+  bool chaos = env_knob("SOFTHCA_CHAOS", 0, 0, 1) != 0;
+  k.defer = env_knob("SOFTHCA_DEFER", chaos, 0, 1) != 0;
+  k.defer_us = uint32_t(env_knob("SOFTHCA_DEFER_US", 20, 0, 10000000));
+  k.completion_delay_us = uint32_t(env_knob("SOFTHCA_COMPLETION_DELAY_US", chaos ? 50 : 0, 0, 1000000));
+  k.late_source = env_knob("SOFTHCA_LATE_SOURCE", chaos, 0, 1) != 0;
+  k.reorder = env_knob("SOFTHCA_REORDER", chaos, 0, 1) != 0;
   return k;
 }
 

@@ -17,4 +17,8 @@ struct ExecKnobs {
 };
 const ExecKnobs& exec_knobs();
 
+// An integer knob: `def` when unset, else its value in [lo, hi]; anything else ends the process
+// with one line naming the variable and the range.
+long env_knob(const char* name, long def, long lo, long hi);
+
 }  // namespace softhca
