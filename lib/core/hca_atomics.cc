@@ -37,8 +37,10 @@ class HcaAtomics final : public atomics::AtomicBackend {
     const ib::RemoteAddr where = remote(r.target, r.pe);
     const ib::AtomicCaps &caps = device->atomics();
     uint64_t old;
-    const bool direct = r.size == 8 ? caps.standard && (caps.masked || simple(r.op))
-                                    : caps.masked && (caps.masked_sizes_rc & 4);
+    // Straight to the HCA when it has the encoding this op needs on this size; otherwise
+    // compare-swap loops.
+    const bool masked_here = caps.masked && (caps.masked_sizes_rc & r.size);
+    const bool direct = r.size == 8 && simple(r.op) ? caps.standard : masked_here;
     if (direct) {
       old = transport.atomic(r.pe, atomics::encode_for_hca(r.op, r.size, r.operand, r.compare),
                              where);

@@ -4,6 +4,7 @@
 //   --endian=host|big   the model's 8-byte atomic reply mode (default big, real hardware's reset
 //                       value)
 //   --devices=N --ports=N   how many devices and ports per device the model presents
+//   --no-masked-atomics     a device without mlx5 extended atomics
 #pragma once
 
 #include <gtest/gtest.h>
@@ -30,6 +31,7 @@ inline int softhca_test_main(int argc, char **argv, const char *name) {
       if (!strncmp(argv[i], "--endian=", 9)) setenv("SOFTHCA_ATOMIC_ENDIAN", argv[i] + 9, 1);
       if (!strncmp(argv[i], "--devices=", 10)) setenv("SOFTHCA_NUM_DEVICES", argv[i] + 10, 1);
       if (!strncmp(argv[i], "--ports=", 8)) setenv("SOFTHCA_NUM_PORTS", argv[i] + 8, 1);
+      if (!strcmp(argv[i], "--no-masked-atomics")) setenv("SOFTHCA_MASKED_ATOMICS", "0", 1);
     }
     unsigned long long r = 0;
     if (FILE *f = fopen("/dev/urandom", "r")) {

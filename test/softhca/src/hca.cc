@@ -31,23 +31,12 @@ double env_rate(const char* name) {
   return v;
 }
 
-long env_int(const char* name, long def, long lo, long hi) {
-  const char* e = getenv(name);
-  if (!e || !*e) return def;
-  char* end;
-  long v = strtol(e, &end, 0);
-  if (*end || v < lo || v > hi) {
-    fprintf(stderr, "softhca: %s=%s rejected: accepted range is %ld..%ld\n", name, e, lo, hi);
-    exit(1);
-  }
-  return v;
-}
-
 Config load_config() {
   Config c;
-  c.num_devices = int(env_int("SOFTHCA_NUM_DEVICES", 1, 0, 8));
-  c.num_ports = int(env_int("SOFTHCA_NUM_PORTS", 1, 1, 2));
-  c.atomic_window_us = uint32_t(env_int("SOFTHCA_ATOMIC_WINDOW_US", 0, 0, 1000000));
+  c.num_devices = int(env_knob("SOFTHCA_NUM_DEVICES", 1, 0, 8));
+  c.num_ports = int(env_knob("SOFTHCA_NUM_PORTS", 1, 1, 2));
+  c.atomic_window_us = uint32_t(env_knob("SOFTHCA_ATOMIC_WINDOW_US", 0, 0, 1000000));
+  c.masked_atomics = env_knob("SOFTHCA_MASKED_ATOMICS", 1, 0, 1) != 0;
   const char* e = getenv("SOFTHCA_ATOMIC_ENDIAN");
   if (e && *e) {
     if (!strcmp(e, "host")) c.atomic_host_endian = true;
@@ -60,11 +49,11 @@ Config load_config() {
   c.ud_loss = env_rate("SOFTHCA_UD_LOSS");
   c.ud_dup = env_rate("SOFTHCA_UD_DUP");
   c.ud_reorder = env_rate("SOFTHCA_UD_REORDER");
-  c.seed = uint64_t(env_int("SOFTHCA_SEED", 1, 0, 0x7fffffffffffffffL));
-  c.max_retry_ms = uint32_t(env_int("SOFTHCA_MAX_RETRY_MS", 2000, 1, 3600000));
-  c.spin_us = uint32_t(env_int("SOFTHCA_SPIN_US", 20, 0, 100000));
-  c.stats = env_int("SOFTHCA_STATS", 0, 0, 1) != 0;
-  c.direct = env_int("SOFTHCA_DIRECT", 1, 0, 1) != 0;
+  c.seed = uint64_t(env_knob("SOFTHCA_SEED", 1, 0, 0x7fffffffffffffffL));
+  c.max_retry_ms = uint32_t(env_knob("SOFTHCA_MAX_RETRY_MS", 2000, 1, 3600000));
+  c.spin_us = uint32_t(env_knob("SOFTHCA_SPIN_US", 20, 0, 100000));
+  c.stats = env_knob("SOFTHCA_STATS", 0, 0, 1) != 0;
+  c.direct = env_knob("SOFTHCA_DIRECT", 1, 0, 1) != 0;
   return c;
 }
 
@@ -602,6 +591,7 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
     if (opmod == 0x8) atomic_size = 4;
     else if (opmod == 0x9) atomic_size = 8;
     else supported = false;  // 16..256-byte extended atomics are not modelled
+    if (!config().masked_atomics) supported = false;  // a device without extended atomics
     atomic_units = (opcode == MLX5_OPCODE_ATOMIC_MASKED_CS && atomic_size == 8) ? 2 : 1;
   } else if (opmod != 0) {
     supported = false;

@@ -14,6 +14,7 @@ int softhca_query_device_dv(ibv_context* c, mlx5dv_context* a);
 void softhca_set_devx(ibv_context* c, bool on);
 int softhca_num_ports(void);
 int softhca_atomic_host_endian(void);
+int softhca_masked_atomics(void);
 
 bool mlx5dv_is_supported(ibv_device* d) { return softhca_is_softhca_device(d); }
 
@@ -89,7 +90,7 @@ int mlx5dv_devx_general_cmd(ibv_context* c, const void* in, size_t inlen, void* 
   } else if (type == 3) {  // atomic capabilities
     set_field(cap, 0x40, 2, softhca_atomic_host_endian() ? 1 : 0);  // 8B reply endianness mode
     set_field(cap, 0x46, 1, 1);  // supported_atomic_req_8B_endianness_mode_1
-    set_field(cap, 0x90, 16, 0xf);  // CS, FA, masked CS, masked FA
+    set_field(cap, 0x90, 16, softhca_masked_atomics() ? 0xf : 0x3);  // CS, FA (, masked CS, FA)
     set_field(cap, 0xb0, 16, 0xc);  // atomic_size_qp: 4 and 8 bytes
     set_field(cap, 0xd0, 16, 0xc);  // atomic_size_dc: 4 and 8 bytes
   } else {
