@@ -249,32 +249,32 @@ void Transport::send_cm(int pe, uint8_t type, uint32_t qpn) {
   ibv_post_send(cm_qp_, &wr, &bad);
 }
 
-void Transport::cm_loop() {
+// Handles every datagram that has arrived (re-posting its buffer); true if there was any.
+bool Transport::drain_cm() {
   ibv_wc wc[16];
-  for (;;) {
-    int n;
-    while ((n = ibv_poll_cq(cm_cq_, 16, wc)) > 0) {
-      for (int i = 0; i < n; ++i) {
-        if (wc[i].opcode != IBV_WC_RECV) continue;  // our own sends
-        const auto slot = static_cast<unsigned>(wc[i].wr_id);
-        if (wc[i].status == IBV_WC_SUCCESS) handle_cm(cm_buf_ + slot * kCmSlotBytes + kGrh);
-        post_cm_receive(slot);
-      }
+  bool any = false;
+  for (int n; (n = ibv_poll_cq(cm_cq_, 16, wc)) > 0;) {
+    any = true;
+    for (int i = 0; i < n; ++i) {
+      if (wc[i].opcode != IBV_WC_RECV) continue;  // our own sends
+      const auto slot = static_cast<unsigned>(wc[i].wr_id);
+      if (wc[i].status == IBV_WC_SUCCESS) handle_cm(cm_buf_ + slot * kCmSlotBytes + kGrh);
+      post_cm_receive(slot);
     }
+  }
+  return any;
+}
+
+void Transport::cm_loop() {
+  for (;;) {
+    drain_cm();
     {
       std::lock_guard<std::mutex> lock(cm_mutex_);
       if (stopping_) return;
     }
     // Asleep until a datagram arrives: arm, look once more, then wait for the event.
     ibv_req_notify_cq(cm_cq_, 0);
-    if ((n = ibv_poll_cq(cm_cq_, 1, wc)) > 0) {
-      if (wc[0].opcode == IBV_WC_RECV) {
-        const auto slot = static_cast<unsigned>(wc[0].wr_id);
-        if (wc[0].status == IBV_WC_SUCCESS) handle_cm(cm_buf_ + slot * kCmSlotBytes + kGrh);
-        post_cm_receive(slot);
-      }
-      continue;
-    }
+    if (drain_cm()) continue;
     ibv_cq *cq = nullptr;
     void *unused = nullptr;
     if (ibv_get_cq_event(cm_channel_, &cq, &unused) == 0) ibv_ack_cq_events(cq, 1);

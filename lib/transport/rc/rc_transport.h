@@ -81,6 +81,7 @@ class Transport {
   ibv_ah *ah_for(int pe);
   void send_cm(int pe, uint8_t type, uint32_t qpn);
   void cm_loop();
+  bool drain_cm();
   void handle_cm(const uint8_t *message);
   void post_cm_receive(unsigned slot);
   // Posts the WQE just written on `ep` and records it; waits for room first.
