@@ -12,6 +12,7 @@
 #include "lib/core/hca_atomics.h"
 #include "lib/core/team.h"
 #include "lib/core/version.h"
+#include "lib/transport/net/peer.h"
 #include "lib/transport/shm/put_copy.h"
 
 namespace hoshmem {
@@ -173,6 +174,10 @@ void runtime_init(int requested, int *provided, const char *routine) {
         controls[pe] != nullptr && rt.mode == atomics::AtomicityMode::AllSoftware;
   }
   rt.control = controls.data();
+  peer::routes = peer::Routes{rt.control, rt.memory.own_file(), shm::kControlBytes,
+                              rt.space.heap.base, rt.space.data.base, rt.space.heap.size,
+                              rt.space.data.size, rt.space.heap.mapped, rt.space.data.mapped,
+                              nullptr};
   rt.cpu_atomics_ok = rt.cpu_atomics_table.get();
   rt.barrier.setup(rt.me, controls, &rt.wait);
   create_predefined_teams();
@@ -200,6 +205,7 @@ void runtime_finalize() {
   rt.memory.teardown();
   rt.space = SymmetricSpace{};
   rt.control = nullptr;
+  peer::routes = peer::Routes{};
   rt.cpu_atomics_ok = nullptr;
   rt.npes = 0;
   set_abort_hook(nullptr);

@@ -39,6 +39,9 @@ class SymmetricMemory {
   bool state_shared() const { return state_shared_; }  // HeapConfig::shared_state is shared
   size_t heap_size() const { return space_.heap.size; }
   void *heap_base() const { return reinterpret_cast<void *>(space_.heap.base); }
+  // This PE's whole file as mapped here: control area (control block, team slots), then the heap.
+  char *own_file() const { return own_file_; }
+  size_t file_size() const { return file_size_; }
 
  private:
   // false when the range is not whole pages of at most shm::kSharedStateBytes, or the mapping

@@ -1,0 +1,5 @@
+#include "lib/transport/net/peer.h"
+
+namespace hoshmem::peer {
+Routes routes;
+}  // namespace hoshmem::peer
