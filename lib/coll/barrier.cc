@@ -2,6 +2,7 @@
 
 #include "lib/base/error.h"
 #include "lib/coll/collectives.h"
+#include "lib/transport/net/peer.h"
 
 namespace hoshmem {
 
@@ -44,7 +45,7 @@ void ShmBarrier::run(const char *check) {
       return false;
     });
   };
-  if (n > 2) {
+  if (n > 2 && !peer::routes.network) {
     // Gather + release through PE 0: every PE waits once (one wake-up instead of one per
     // dissemination round), which is what counts when PEs share cores. PE 0's barrier_round[0]
     // counts all arrivals ever (n - 1 per barrier); barrier_round[1] of the others is the epoch
@@ -67,10 +68,11 @@ void ShmBarrier::run(const char *check) {
     return;
   }
   int round = 0;
+  shm::ControlBlock *own = reinterpret_cast<shm::ControlBlock *>(peer::routes.own_control);
   for (int distance = 1; distance < n; distance <<= 1, ++round) {
-    shm::ControlBlock *partner = controls_[(me_ + distance) % n];
-    partner->barrier_round[round].value.store(epoch, std::memory_order_seq_cst);
-    shm::ring_doorbell(partner);
+    const int partner = (me_ + distance) % n;
+    peer::store(partner, &own->barrier_round[round].value, epoch);
+    peer::ring(partner);
     auto &flag = mine->barrier_round[round].value;
     wait([&] { return flag.load(std::memory_order_acquire) >= epoch; });
   }
