@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <random>
 #include <string>
 #include <thread>
@@ -456,7 +457,7 @@ TEST(RcLanes, RegistrationCacheAndReusedAddress) {
   Pair p;
   ASSERT_TRUE(p.ok);
   Side &s = p.s;
-  const size_t n = Transport::kCacheThreshold * 2;
+  const size_t n = s.rc.cache_threshold() * 2;
   auto *a = static_cast<uint8_t *>(malloc(n));
   fill(a, n, 1);
   const Transport::Stats s0 = s.rc.stats();
@@ -519,11 +520,51 @@ TEST(RcLanes, DeadPeerIsReported) {
 }
 
 }  // namespace
+
+// `rc_lanes_test --bench` (not run by the test target): blocking put + quiet from malloc'ed
+// memory through bounce slots, through a registration cache hit, and through a cache miss each
+// time (register, deregister). Prints; asserts nothing.
+int bench() {
+  const char *modes[] = {"bounce", "cache hit", "cache miss"};
+  for (int mode = 0; mode < 3; ++mode) {
+    setenv("HOSHMEM_RC_CACHE_MIN", mode == 0 ? "0" : "1", 1);
+    Pair p;
+    if (!p.ok) return 1;
+    auto *heap = static_cast<uint8_t *>(malloc(2 << 20));
+    memset(heap, 1, 2 << 20);
+    for (size_t n : {size_t{4096}, size_t{16384}, size_t{65536}, size_t{262144}, size_t{1 << 20},
+                     size_t{2 << 20}}) {
+      p.s.rc.put(0, 1, heap, n, p.s.remote(kData), false);
+      p.s.rc.quiet(0);
+      const int reps = static_cast<int>(std::max<size_t>(50, (64u << 20) / n));
+      double best = 1e30;
+      for (int trial = 0; trial < 3; ++trial) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int r = 0; r < reps; ++r) {
+          p.s.rc.put(0, 1, heap, n, p.s.remote(kData), false);
+          p.s.rc.quiet(0);
+          if (mode == 2) p.s.rc.forget(heap, n);
+        }
+        const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - t0;
+        best = std::min(best, us.count() / reps);
+      }
+      printf("%-10s %8zu bytes: %9.1f us per put+quiet, %7.0f MB/s\n", modes[mode], n, best,
+             static_cast<double>(n) / best);
+    }
+    free(heap);
+    p.c.wait();
+  }
+  return 0;
+}
+
 }  // namespace hoshmem::rc
 
 int main(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "--peer") && getenv("HOSHMEM_TEST_SOFTHCA"))
     return hoshmem::rc::child();
+  if (getenv("HOSHMEM_TEST_SOFTHCA"))
+    for (int i = 1; i < argc; ++i)
+      if (!strcmp(argv[i], "--bench")) return hoshmem::rc::bench();
   testing::GTEST_FLAG(death_test_style) = "threadsafe";
   return softhca_test_main(argc, argv, "ib-lanes-test");
 }

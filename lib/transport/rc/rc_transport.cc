@@ -178,6 +178,15 @@ bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error
   const char *verbs = getenv("HOSHMEM_RC_VERBS");
   raw_ = dev_->mlx5() && !(verbs && !strcmp(verbs, "1"));
   if (!raw_) dev_->use_standard_atomics_only();
+  if (const char *min = getenv("HOSHMEM_RC_CACHE_MIN")) {
+    char *end = nullptr;
+    const unsigned long long v = strtoull(min, &end, 10);
+    if (end == min || *end) {
+      *why = std::string("invalid HOSHMEM_RC_CACHE_MIN='") + min + "': expected a number of bytes";
+      return false;
+    }
+    cache_min_ = v ? static_cast<size_t>(v) : SIZE_MAX;
+  }
   max_msg_ = dev_->port_attr().max_msg_sz ? dev_->port_attr().max_msg_sz : (1u << 30);
   ibv_context *ctx = dev_->context();
   peers_.assign(static_cast<size_t>(npes), PeerAddress{});
@@ -902,7 +911,7 @@ void Transport::rma(Lane *l, int pe, bool write, void *local, size_t length,
   }
   uint32_t lkey = lkey_of(local, length);
   CacheEntry *entry = nullptr;
-  if (!lkey && length >= kCacheThreshold && (entry = cache_lookup(l, local, length)))
+  if (!lkey && length >= cache_min_ && (entry = cache_lookup(l, local, length)))
     lkey = entry->mr->lkey;
   if (lkey) {  // zero-copy, in messages the device accepts
     uint64_t last = 0;

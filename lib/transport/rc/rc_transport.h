@@ -87,7 +87,7 @@ class Transport {
 
   // Creates lane 0 and the connection manager and starts its thread. `device` outlives this.
   // HOSHMEM_RC_VERBS=1 selects the plain-verbs path on an mlx5 device (and clears its masked
-  // atomics).
+  // atomics); HOSHMEM_RC_CACHE_MIN overrides the registration cache's threshold.
   bool init(ib::Device *device, int me, int npes, ErrorHandler on_error, std::string *why);
   PeerAddress address() const;
   void set_peer(int pe, const PeerAddress &address);
@@ -126,6 +126,9 @@ class Transport {
   uint32_t max_inline() const { return max_inline_; }
   int connected_peers() const;  // lane 0
   bool raw_wqes() const { return raw_; }  // mlx5 WQEs (else ibv_post_send)
+  // Unregistered transfers of at least this many bytes use the registration cache
+  // (kCacheThreshold, or HOSHMEM_RC_CACHE_MIN bytes; 0: never).
+  size_t cache_threshold() const { return cache_min_; }
   struct Stats {
     uint64_t cqes = 0, wqes = 0;          // completions read, WQEs posted (every lane)
     uint64_t cache_hits = 0, cache_misses = 0;
@@ -174,6 +177,7 @@ class Transport {
   uint32_t max_inline_ = 0;
   uint32_t max_msg_ = 0;
   bool raw_ = true;
+  size_t cache_min_ = kCacheThreshold;
   std::vector<PeerAddress> peers_;
   std::atomic<bool> failed_{false};
 
