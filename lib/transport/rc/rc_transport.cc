@@ -382,6 +382,7 @@ int Transport::connected_peers() const {
 
 Transport::Stats Transport::stats() const {
   Stats s;
+  std::lock_guard<std::mutex> lock(cm_mutex_);  // lanes opened and closed meanwhile
   for (const auto &l : lanes_)
     if (l) s.cqes += l->cqes.load(), s.wqes += l->wqes.load();
   s.cache_hits = cache_hits_.load();

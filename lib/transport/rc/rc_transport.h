@@ -216,7 +216,7 @@ class Transport {
   };
   std::map<std::pair<int, int>, Passive> passive_;  // (PE, its lane)
   std::thread cm_thread_;
-  std::mutex cm_mutex_;  // connection state, lanes_ slots, passive_
+  mutable std::mutex cm_mutex_;  // connection state, lanes_ slots, passive_
   std::condition_variable cm_changed_;
   bool stopping_ = false;
 };
