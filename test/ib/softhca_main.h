@@ -5,6 +5,7 @@
 //                       value)
 //   --devices=N --ports=N   how many devices and ports per device the model presents
 //   --no-masked-atomics     a device without mlx5 extended atomics
+//   --env=NAME=VALUE        any other variable (softhca knobs, HOSHMEM_RC_VERBS)
 #pragma once
 
 #include <gtest/gtest.h>
@@ -32,6 +33,7 @@ inline int softhca_test_main(int argc, char **argv, const char *name) {
       if (!strncmp(argv[i], "--devices=", 10)) setenv("SOFTHCA_NUM_DEVICES", argv[i] + 10, 1);
       if (!strncmp(argv[i], "--ports=", 8)) setenv("SOFTHCA_NUM_PORTS", argv[i] + 8, 1);
       if (!strcmp(argv[i], "--no-masked-atomics")) setenv("SOFTHCA_MASKED_ATOMICS", "0", 1);
+      if (!strncmp(argv[i], "--env=", 6)) putenv(argv[i] + 6);  // argv outlives the exec
     }
     unsigned long long r = 0;
     if (FILE *f = fopen("/dev/urandom", "r")) {

@@ -59,6 +59,12 @@ class Device {
   const ibv_gid &gid() const { return gid_; }
   bool mlx5() const { return mlx5_; }
   const AtomicCaps &atomics() const { return caps_; }
+  // The transport posts through plain verbs (HOSHMEM_RC_VERBS=1 on an mlx5 device): only the
+  // standard 8-byte atomics are reachable, whatever the HCA could do with raw WQEs.
+  void use_standard_atomics_only() {
+    caps_.masked = false;
+    caps_.masked_sizes_rc = caps_.masked_sizes_dc = 0;
+  }
   // One line for SHMEM_INFO: device, port, link, address and atomic capabilities.
   std::string describe() const;
 

@@ -1,14 +1,18 @@
-// lib/transport/rc: RC queue pairs connected on first use (rc_transport.h).
+// lib/transport/rc: RC queue pairs connected on first use, lanes, bounce buffers, registration
+// cache (rc_transport.h).
 #include "lib/transport/rc/rc_transport.h"
 
 #include <infiniband/mlx5dv.h>
 #include <sched.h>
+#include <unistd.h>
 
-#include <atomic>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <unordered_map>
 
 namespace hoshmem::rc {
 namespace {
@@ -16,11 +20,19 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr uint32_t kCmQkey = 0x484f5348;  // "HOSH"
-constexpr uint32_t kCmMagic = 0x68726331;
+constexpr uint32_t kCmMagic = 0x68726332;
 constexpr unsigned kCmSlots = 64;            // receive buffers of the connection manager
 constexpr unsigned kGrh = 40;                // every UD receive starts with room for a GRH
 constexpr unsigned kCmSlotBytes = 128;       // GRH + message, rounded
 constexpr uint32_t kSendQueueDepth = 256;    // WQEs per RC QP
+constexpr uint32_t kMaxWqeBbs = 4;           // the largest WQE we write (inline data included)
+constexpr int kMaxLanes = 64;
+constexpr size_t kSlotBytes = 32 * 1024;     // bounce slot: one message of a bounced transfer
+constexpr unsigned kSlots = 8;               // per lane: copy one while others are on the wire
+constexpr unsigned kReplySlots = 511;        // 8-byte atomic replies per lane, + one discarded
+constexpr size_t kCacheEntries = 16;
+constexpr size_t kCacheBytes = 4u << 20;     // registered by the cache, unless all in use
+constexpr size_t kPage = 4096;
 constexpr auto kConnectTimeout = std::chrono::seconds(10);
 constexpr auto kRequestResend = std::chrono::milliseconds(50);
 
@@ -31,9 +43,11 @@ enum CmType : uint8_t { kRequest = 1, kReply = 2, kStop = 3 };
 struct __attribute__((packed)) CmMessage {
   uint32_t magic;
   uint8_t type;
-  uint8_t reserved[3];
-  int32_t pe;    // the sender
-  uint32_t qpn;  // the sender's RC QP for the receiver
+  uint8_t reserved;
+  uint16_t lane;     // the requester's lane
+  int32_t pe;        // the sender
+  uint32_t qpn;      // the sender's RC QP for the receiver
+  uint32_t answers;  // a reply: the requester's QP it answers (a stale reply is ignored)
   uint16_t lid;
   uint8_t gid[16];
 };
@@ -54,23 +68,103 @@ const char *syndrome_name(uint8_t s) {
   }
 }
 
+const char *status_name(ibv_wc_status s) {
+  switch (s) {
+    case IBV_WC_RETRY_EXC_ERR: return "no answer (transport retries exceeded)";
+    case IBV_WC_WR_FLUSH_ERR: return "flushed after an earlier error";
+    case IBV_WC_REM_ACCESS_ERR: return "remote access error (address or key)";
+    case IBV_WC_LOC_PROT_ERR: return "local protection error (buffer not registered)";
+    default: return ibv_wc_status_str(s);
+  }
+}
+
 }  // namespace
+
+// What happens when a WQE completes (its CQE, or a later one of the same QP, is read).
+struct Transport::Action {
+  enum Kind : uint8_t { kNone, kSlot, kCopyOut, kFetch, kCache } kind = kNone;
+  uint8_t size = 0;     // kFetch: bytes of old value
+  uint32_t slot = 0;    // bounce slot (kSlot, kCopyOut) or reply slot (kFetch)
+  uint32_t length = 0;  // kCopyOut
+  void *dst = nullptr;  // kCopyOut, kFetch
+  CacheEntry *entry = nullptr;
+};
+
+struct Transport::Wqe {
+  enum Kind : uint8_t { kWrite, kWriteInline, kRead, kAtomic } kind;
+  const void *data;  // kWriteInline
+  ib::LocalBuf local;
+  uint32_t length;
+  ib::RemoteAddr remote;
+  const atomics::HcaAtomic *atomic;  // kAtomic
+};
+
+struct Transport::CacheEntry {
+  uintptr_t start, end;  // whole pages
+  ibv_mr *mr;
+  unsigned refs;  // lookups not yet released (WQEs in flight)
+  uint64_t last_use;
+  bool dead;  // forgotten while in use: deregistered at the last release
+};
 
 struct Transport::Endpoint {
   int pe = -1;
   ibv_qp *qp = nullptr;
-  ib::SendQueue sq;
+  ib::SendQueue sq;                // raw path
   bool connected = false;          // our QP is in RTS, aimed at the peer's (cm_mutex_)
   bool answered = false;           // the peer replied: its QP is ready too (cm_mutex_)
   std::atomic<bool> ready{false};  // both: operations may go
-  bool fence_next = false;         // the next WQE carries the fence flag (ops_mutex_)
+  // The rest: the lane's lock.
+  bool fence_next = false;      // the next WQE carries the fence flag
+  bool write_unfenced = false;  // a write was posted since the last fenced read/atomic
   struct Posted {
-    uint16_t index;
+    uint64_t seq;
+    uint16_t index;  // first BB (raw path)
     uint16_t bbs;
+    Action action;
   };
-  std::deque<Posted> in_flight;  // posted, not completed, in order (ops_mutex_)
-  uint64_t posted = 0, done = 0;  // WQEs (ops_mutex_)
+  std::deque<Posted> in_flight;  // posted, not retired, in order
+  uint64_t posted = 0, done = 0;  // sequence numbers of WQEs
+  unsigned since_signal = 0;      // unsignaled WQEs since the last signaled one
+  unsigned signal_every = 1;
+  ib::RemoteAddr last_remote{};   // where quiet's zero-length write goes
 };
+
+struct Transport::Lane {
+  int id = 0;
+  bool exclusive = false;
+  std::mutex mutex;
+  ibv_cq *cq = nullptr;
+  ib::CompletionQueue ring;
+  std::unique_ptr<std::atomic<Endpoint *>[]> eps;  // by PE
+  std::vector<std::unique_ptr<Endpoint>> owned;
+  std::unordered_map<uint32_t, Endpoint *> by_qpn;
+  uint8_t *bounce = nullptr;
+  ibv_mr *bounce_mr = nullptr;
+  std::vector<unsigned> free_slots;
+  uint64_t *replies = nullptr;  // kReplySlots + 1 (the last: non-fetching atomics' discard)
+  ibv_mr *replies_mr = nullptr;
+  std::vector<unsigned> free_replies;
+  std::atomic<uint64_t> cqes{0}, wqes{0};
+};
+
+namespace {
+// The lane's lock, unless the lane is exclusive (one thread only).
+class LaneLock {
+ public:
+  explicit LaneLock(std::mutex &m, bool exclusive) : m_(exclusive ? nullptr : &m) {
+    if (m_) m_->lock();
+  }
+  ~LaneLock() {
+    if (m_) m_->unlock();
+  }
+  LaneLock(const LaneLock &) = delete;
+  LaneLock &operator=(const LaneLock &) = delete;
+
+ private:
+  std::mutex *m_;
+};
+}  // namespace
 
 Transport::Transport() = default;
 Transport::~Transport() { shutdown(); }
@@ -81,30 +175,41 @@ bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error
   me_ = me;
   npes_ = npes;
   on_error_ = on_error;
-  if (!dev_->mlx5()) {
-    *why = std::string(dev_->name()) + " is not an mlx5 device: the RC transport posts mlx5 WQEs";
-    return false;
+  const char *verbs = getenv("HOSHMEM_RC_VERBS");
+  raw_ = dev_->mlx5() && !(verbs && !strcmp(verbs, "1"));
+  if (!raw_) dev_->use_standard_atomics_only();
+  if (const char *min = getenv("HOSHMEM_RC_CACHE_MIN")) {
+    char *end = nullptr;
+    const unsigned long long v = strtoull(min, &end, 10);
+    if (end == min || *end) {
+      *why = std::string("invalid HOSHMEM_RC_CACHE_MIN='") + min + "': expected a number of bytes";
+      return false;
+    }
+    cache_min_ = v ? static_cast<size_t>(v) : SIZE_MAX;
   }
+  max_msg_ = dev_->port_attr().max_msg_sz ? dev_->port_attr().max_msg_sz : (1u << 30);
   ibv_context *ctx = dev_->context();
   peers_.assign(static_cast<size_t>(npes), PeerAddress{});
-  endpoints_.resize(static_cast<size_t>(npes));
   ahs_.assign(static_cast<size_t>(npes), nullptr);
+  lanes_.resize(kMaxLanes);
 
-  send_cq_ = ibv_create_cq(ctx, 4096, nullptr, nullptr, 0);
-  if (!send_cq_) {
-    *why = std::string("cannot create the RC completion queue: ") + strerror(errno);
+  passive_cq_ = ibv_create_cq(ctx, 16, nullptr, nullptr, 0);
+  if (!passive_cq_) {
+    *why = std::string("cannot create a completion queue: ") + strerror(errno);
     return false;
   }
-  if (!send_cq_ring_.init(send_cq_)) {
-    *why = "the RC completion queue's ring is not one this code reads (mlx5dv_init_obj)";
-    return false;
+  // The inline limit the QPs get (the same for all: same attributes).
+  if (ibv_qp *probe = create_qp(passive_cq_)) {
+    ibv_qp_attr attr{};
+    ibv_qp_init_attr init{};
+    if (ibv_query_qp(probe, &attr, IBV_QP_CAP, &init) == 0)
+      max_inline_ = std::min<uint32_t>(init.cap.max_inline_data, ib::max_inline_write(kMaxWqeBbs));
+    ibv_destroy_qp(probe);
   }
-  scratch_ = static_cast<uint64_t *>(aligned_alloc(4096, 4096));
-  scratch_mr_ = scratch_ ? ibv_reg_mr(dev_->pd(), scratch_, 4096, IBV_ACCESS_LOCAL_WRITE) : nullptr;
-  if (!scratch_mr_) {
-    *why = "cannot register the atomic reply buffer";
-    return false;
-  }
+  if (max_inline_ == 0) max_inline_ = 64;  // what create_qp asks at least
+  auto lane0 = std::make_unique<Lane>();
+  if (!make_lane(lane0.get(), why)) return false;
+  lanes_[0] = std::move(lane0);
 
   // The connection manager: a UD QP whose CQ wakes the connection thread through a channel.
   cm_channel_ = ibv_create_comp_channel(ctx);
@@ -150,6 +255,75 @@ bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error
   return true;
 }
 
+bool Transport::make_lane(Lane *l, std::string *why) {
+  l->cq = ibv_create_cq(dev_->context(), 4096, nullptr, nullptr, 0);
+  if (!l->cq || (raw_ && !l->ring.init(l->cq))) {
+    *why = "cannot create a lane's completion queue (or read its ring)";
+    return false;
+  }
+  l->eps = std::make_unique<std::atomic<Endpoint *>[]>(static_cast<size_t>(npes_));
+  l->bounce = static_cast<uint8_t *>(aligned_alloc(kPage, kSlots * kSlotBytes));
+  l->bounce_mr = l->bounce ? ibv_reg_mr(dev_->pd(), l->bounce, kSlots * kSlotBytes,
+                                        IBV_ACCESS_LOCAL_WRITE)
+                           : nullptr;
+  l->replies = static_cast<uint64_t *>(aligned_alloc(kPage, kPage));
+  l->replies_mr = l->replies ? ibv_reg_mr(dev_->pd(), l->replies, kPage, IBV_ACCESS_LOCAL_WRITE)
+                             : nullptr;
+  if (!l->bounce_mr || !l->replies_mr) {
+    *why = std::string("cannot register a lane's bounce buffers: ") + strerror(errno);
+    return false;
+  }
+  for (unsigned i = kSlots; i-- > 0;) l->free_slots.push_back(i);
+  for (unsigned i = kReplySlots; i-- > 0;) l->free_replies.push_back(i);
+  return true;
+}
+
+void Transport::destroy_lane(Lane *l) {
+  for (auto &ep : l->owned)
+    if (ep->qp) ibv_destroy_qp(ep->qp);
+  l->owned.clear();
+  l->by_qpn.clear();
+  if (l->cq) ibv_destroy_cq(l->cq);
+  if (l->bounce_mr) ibv_dereg_mr(l->bounce_mr);
+  if (l->replies_mr) ibv_dereg_mr(l->replies_mr);
+  free(l->bounce);
+  free(l->replies);
+  l->cq = nullptr, l->bounce_mr = l->replies_mr = nullptr, l->bounce = nullptr;
+  l->replies = nullptr;
+}
+
+int Transport::open_lane(bool exclusive) {
+  auto l = std::make_unique<Lane>();
+  l->exclusive = exclusive;
+  std::string why;
+  if (!make_lane(l.get(), &why)) {
+    destroy_lane(l.get());
+    return -1;
+  }
+  std::lock_guard<std::mutex> lock(cm_mutex_);
+  for (int id = 1; id < kMaxLanes; ++id) {
+    if (lanes_[static_cast<size_t>(id)]) continue;
+    l->id = id;
+    lanes_[static_cast<size_t>(id)] = std::move(l);
+    return id;
+  }
+  destroy_lane(l.get());
+  return -1;
+}
+
+void Transport::close_lane(int lane) {
+  if (lane <= 0 || lane >= kMaxLanes) return;
+  quiet(lane);
+  std::unique_ptr<Lane> l;
+  {
+    std::lock_guard<std::mutex> lock(cm_mutex_);
+    l = std::move(lanes_[static_cast<size_t>(lane)]);
+  }
+  if (l) destroy_lane(l.get());
+}
+
+Transport::Lane *Transport::lane_of(int lane) { return lanes_[static_cast<size_t>(lane)].get(); }
+
 PeerAddress Transport::address() const {
   PeerAddress a{};
   a.lid = dev_->port_attr().lid;
@@ -168,14 +342,21 @@ void Transport::shutdown() {
     {
       std::lock_guard<std::mutex> lock(cm_mutex_);
       stopping_ = true;
-      send_cm(me_, kStop, 0);
+      send_cm(me_, kStop, 0, 0, 0);
     }
     cm_thread_.join();
   }
-  for (auto &ep : endpoints_)
-    if (ep && ep->qp) ibv_destroy_qp(ep->qp);
-  endpoints_.clear();
-  by_qpn_.clear();
+  for (auto &l : lanes_)
+    if (l) destroy_lane(l.get());
+  lanes_.clear();
+  for (auto &[key, p] : passive_) ibv_destroy_qp(p.qp);
+  passive_.clear();
+  for (CacheEntry *e : cache_) {
+    ibv_dereg_mr(e->mr);
+    delete e;
+  }
+  cache_.clear();
+  cache_bytes_ = 0;
   for (ibv_ah *ah : ahs_)
     if (ah) ibv_destroy_ah(ah);
   ahs_.clear();
@@ -183,18 +364,114 @@ void Transport::shutdown() {
   if (cm_mr_) ibv_dereg_mr(cm_mr_);
   if (cm_cq_) ibv_destroy_cq(cm_cq_);
   if (cm_channel_) ibv_destroy_comp_channel(cm_channel_);
-  if (scratch_mr_) ibv_dereg_mr(scratch_mr_);
-  if (send_cq_) ibv_destroy_cq(send_cq_);
+  if (passive_cq_) ibv_destroy_cq(passive_cq_);
   free(cm_buf_);
-  free(scratch_);
   cm_qp_ = nullptr, cm_mr_ = nullptr, cm_cq_ = nullptr, cm_channel_ = nullptr;
-  scratch_mr_ = nullptr, send_cq_ = nullptr, cm_buf_ = nullptr, scratch_ = nullptr;
+  passive_cq_ = nullptr, cm_buf_ = nullptr;
 }
 
 int Transport::connected_peers() const {
+  if (lanes_.empty() || !lanes_[0]) return 0;
   int n = 0;
-  for (const auto &ep : endpoints_) n += ep && ep->ready ? 1 : 0;
+  for (int pe = 0; pe < npes_; ++pe) {
+    Endpoint *ep = lanes_[0]->eps[static_cast<size_t>(pe)].load(std::memory_order_acquire);
+    n += ep && ep->ready ? 1 : 0;
+  }
   return n;
+}
+
+Transport::Stats Transport::stats() const {
+  Stats s;
+  std::lock_guard<std::mutex> lock(cm_mutex_);  // lanes opened and closed meanwhile
+  for (const auto &l : lanes_)
+    if (l) s.cqes += l->cqes.load(), s.wqes += l->wqes.load();
+  s.cache_hits = cache_hits_.load();
+  s.cache_misses = cache_misses_.load();
+  return s;
+}
+
+void Transport::add_registered(const void *base, size_t length, uint32_t lkey) {
+  static std::mutex adding;
+  std::lock_guard<std::mutex> lock(adding);
+  const unsigned n = nregistered_.load(std::memory_order_relaxed);
+  if (n == kMaxRegistered) return;  // then it goes through bounce buffers: slower, still right
+  registered_[n] = {reinterpret_cast<uintptr_t>(base), length, lkey};
+  nregistered_.store(n + 1, std::memory_order_release);
+}
+
+uint32_t Transport::lkey_of(const void *p, size_t length) const {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  const unsigned n = nregistered_.load(std::memory_order_acquire);
+  for (unsigned i = 0; i < n; ++i)
+    if (a >= registered_[i].base && a - registered_[i].base <= registered_[i].length &&
+        length <= registered_[i].length - (a - registered_[i].base))
+      return registered_[i].lkey;
+  return 0;
+}
+
+// --- registration cache --------------------------------------------------------------------
+
+Transport::CacheEntry *Transport::cache_lookup(Lane *, const void *p, size_t length) {
+  const uintptr_t start = reinterpret_cast<uintptr_t>(p) & ~(kPage - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + length + kPage - 1) & ~(kPage - 1);
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  static uint64_t clock = 0;
+  for (CacheEntry *e : cache_) {
+    if (e->start <= start && end <= e->end) {
+      ++e->refs;
+      e->last_use = ++clock;
+      cache_hits_.fetch_add(1, std::memory_order_relaxed);
+      return e;
+    }
+  }
+  cache_misses_.fetch_add(1, std::memory_order_relaxed);
+  // Make room: least recently used entries no WQE holds.
+  while (cache_.size() >= kCacheEntries || cache_bytes_ + (end - start) > kCacheBytes) {
+    auto victim = cache_.end();
+    for (auto it = cache_.begin(); it != cache_.end(); ++it)
+      if ((*it)->refs == 0 && (victim == cache_.end() || (*it)->last_use < (*victim)->last_use))
+        victim = it;
+    if (victim == cache_.end()) break;  // all in use: over the limit for a while
+    cache_bytes_ -= (*victim)->end - (*victim)->start;
+    ibv_dereg_mr((*victim)->mr);
+    delete *victim;
+    cache_.erase(victim);
+  }
+  ibv_mr *mr = ibv_reg_mr(dev_->pd(), reinterpret_cast<void *>(start), end - start,
+                          IBV_ACCESS_LOCAL_WRITE);
+  if (!mr) return nullptr;  // read-only or not lockable: bounce buffers instead
+  auto *e = new CacheEntry{start, end, mr, 1, ++clock, false};
+  cache_.push_back(e);
+  cache_bytes_ += end - start;
+  return e;
+}
+
+void Transport::cache_release(CacheEntry *e) {
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  if (--e->refs == 0 && e->dead) {
+    ibv_dereg_mr(e->mr);
+    delete e;
+  }
+}
+
+void Transport::forget(const void *base, size_t length) {
+  const auto a = reinterpret_cast<uintptr_t>(base);
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  for (auto it = cache_.begin(); it != cache_.end();) {
+    CacheEntry *e = *it;
+    if (e->start < a + length && a < e->end) {
+      cache_bytes_ -= e->end - e->start;
+      it = cache_.erase(it);
+      if (e->refs == 0) {
+        ibv_dereg_mr(e->mr);
+        delete e;
+      } else {
+        e->dead = true;
+      }
+    } else {
+      ++it;
+    }
+  }
 }
 
 // --- connection manager --------------------------------------------------------------------
@@ -227,14 +504,16 @@ ibv_ah *Transport::ah_for(int pe) {
 }
 
 // Called with cm_mutex_ held.
-void Transport::send_cm(int pe, uint8_t type, uint32_t qpn) {
+void Transport::send_cm(int pe, uint8_t type, uint16_t lane, uint32_t qpn, uint32_t answers) {
   ibv_ah *ah = ah_for(pe);
   if (!ah) return;  // resent by the requester's timer; a reply by the next request
   CmMessage m{};
   m.magic = kCmMagic;
   m.type = type;
+  m.lane = lane;
   m.pe = me_;
   m.qpn = qpn;
+  m.answers = answers;
   m.lid = dev_->port_attr().lid;
   memcpy(m.gid, dev_->gid().raw, 16);
   ibv_sge sge{reinterpret_cast<uint64_t>(&m), sizeof m, 0};
@@ -284,31 +563,56 @@ void Transport::cm_loop() {
 void Transport::handle_cm(const uint8_t *bytes) {
   CmMessage m;
   memcpy(&m, bytes, sizeof m);
-  if (m.magic != kCmMagic || m.pe < 0 || m.pe >= npes_) return;
+  if (m.magic != kCmMagic || m.pe < 0 || m.pe >= npes_ || m.lane >= kMaxLanes) return;
   std::lock_guard<std::mutex> lock(cm_mutex_);
-  if (m.type == kStop) return;
+  if (m.type == kStop || stopping_) return;
   PeerAddress &peer = peers_[static_cast<size_t>(m.pe)];
   peer.lid = m.lid;
   memcpy(peer.gid.raw, m.gid, 16);
-  Endpoint *ep = find_or_create_locked(m.pe);
-  if (!ep) return;
-  if (!ep->connected) ep->connected = connect_qp(ep, m.qpn, peer);
-  if (m.type == kRequest && ep->connected) send_cm(m.pe, kReply, ep->qp->qp_num);
-  if (m.type == kReply) ep->answered = ep->connected;
+  if (m.type == kRequest && m.lane == 0) {
+    // Lane 0's QPs serve both directions: the same one whoever asked first.
+    Endpoint *ep = find_or_create_locked(lanes_[0].get(), m.pe);
+    if (!ep) return;
+    if (!ep->connected) ep->connected = connect_qp(ep->qp, m.qpn, peer);
+    if (ep->connected) send_cm(m.pe, kReply, 0, ep->qp->qp_num, m.qpn);
+  } else if (m.type == kRequest) {
+    // Another lane: a responder-only QP; a new QP of the same (PE, lane) replaces it (that
+    // lane was closed and its number reused).
+    const std::pair<int, int> key{static_cast<int>(m.pe), static_cast<int>(m.lane)};
+    auto it = passive_.find(key);
+    if (it != passive_.end() && it->second.remote_qpn != m.qpn) {
+      ibv_destroy_qp(it->second.qp);
+      passive_.erase(it);
+      it = passive_.end();
+    }
+    if (it == passive_.end()) {
+      ibv_qp *qp = create_qp(passive_cq_);
+      if (!qp) return;
+      if (!connect_qp(qp, m.qpn, peer)) {
+        ibv_destroy_qp(qp);
+        return;
+      }
+      it = passive_.emplace(key, Passive{qp, m.qpn}).first;
+    }
+    send_cm(m.pe, kReply, m.lane, it->second.qp->qp_num, m.qpn);
+  } else if (m.type == kReply) {
+    Lane *l = lanes_[m.lane].get();
+    Endpoint *ep = l ? l->eps[static_cast<size_t>(m.pe)].load() : nullptr;
+    if (!ep || ep->qp->qp_num != m.answers) return;  // a lane since closed
+    if (!ep->connected) ep->connected = connect_qp(ep->qp, m.qpn, peer);
+    ep->answered = ep->connected;
+  }
   cm_changed_.notify_all();
 }
 
-// Called with cm_mutex_ held.
-Transport::Endpoint *Transport::find_or_create_locked(int pe) {
-  std::unique_ptr<Endpoint> &slot = endpoints_[static_cast<size_t>(pe)];
-  if (slot) return slot.get();
+ibv_qp *Transport::create_qp(ibv_cq *cq) {
   ibv_qp_init_attr init{};
   init.qp_type = IBV_QPT_RC;
-  init.send_cq = init.recv_cq = send_cq_;
+  init.send_cq = init.recv_cq = cq;
   init.cap.max_send_wr = kSendQueueDepth;
   init.cap.max_recv_wr = 1;
   init.cap.max_send_sge = init.cap.max_recv_sge = 1;
-  init.cap.max_inline_data = 128;
+  init.cap.max_inline_data = max_inline_ ? max_inline_ : 128;
   ibv_qp *qp = ibv_create_qp(dev_->pd(), &init);
   if (!qp) return nullptr;
   ibv_qp_attr attr{};
@@ -316,26 +620,44 @@ Transport::Endpoint *Transport::find_or_create_locked(int pe) {
   attr.port_num = dev_->port();
   attr.qp_access_flags =
       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-  auto ep = std::make_unique<Endpoint>();
-  ep->pe = pe;
-  ep->qp = qp;
   if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-                                   IBV_QP_ACCESS_FLAGS) != 0 ||
-      !ep->sq.init(qp)) {
+                                   IBV_QP_ACCESS_FLAGS) != 0) {
     ibv_destroy_qp(qp);
     return nullptr;
   }
-  if (max_inline_ == 0 || init.cap.max_inline_data < max_inline_)
-    max_inline_ = init.cap.max_inline_data;
-  {
-    std::lock_guard<std::mutex> ops(ops_mutex_);
-    by_qpn_[qp->qp_num] = ep.get();
-  }
-  slot = std::move(ep);
-  return slot.get();
+  return qp;
 }
 
-bool Transport::connect_qp(Endpoint *ep, uint32_t remote_qpn, const PeerAddress &peer) {
+// Called with cm_mutex_ held.
+Transport::Endpoint *Transport::find_or_create_locked(Lane *l, int pe) {
+  if (Endpoint *ep = l->eps[static_cast<size_t>(pe)].load()) return ep;
+  ibv_qp *qp = create_qp(l->cq);
+  if (!qp) return nullptr;
+  auto ep = std::make_unique<Endpoint>();
+  ep->pe = pe;
+  ep->qp = qp;
+  if (raw_) {
+    if (!ep->sq.init(qp)) {
+      ibv_destroy_qp(qp);
+      return nullptr;
+    }
+    // A signaled WQE at least every so many, so that a full ring always has one to wait for.
+    ep->signal_every = std::max(1u, std::min(kSignalEvery, ep->sq.ring().bb_count /
+                                                               (2 * kMaxWqeBbs)));
+  } else {
+    ep->signal_every = kSignalEvery;
+  }
+  Endpoint *raw = ep.get();
+  {
+    LaneLock lock(l->mutex, l->exclusive);  // lane 0: the connection thread adds to it
+    l->by_qpn[qp->qp_num] = raw;
+    l->owned.push_back(std::move(ep));
+  }
+  l->eps[static_cast<size_t>(pe)].store(raw, std::memory_order_release);
+  return raw;
+}
+
+bool Transport::connect_qp(ibv_qp *qp, uint32_t remote_qpn, const PeerAddress &peer) {
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_RTR;
   attr.path_mtu = dev_->port_attr().active_mtu;
@@ -351,9 +673,9 @@ bool Transport::connect_qp(Endpoint *ep, uint32_t remote_qpn, const PeerAddress 
     attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(dev_->gid_index());
     attr.ah_attr.grh.hop_limit = 64;
   }
-  if (ibv_modify_qp(ep->qp, &attr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                       IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-                                       IBV_QP_MIN_RNR_TIMER) != 0)
+  if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+                                   IBV_QP_MIN_RNR_TIMER) != 0)
     return false;
   attr.qp_state = IBV_QPS_RTS;
   attr.sq_psn = 0;
@@ -361,20 +683,19 @@ bool Transport::connect_qp(Endpoint *ep, uint32_t remote_qpn, const PeerAddress 
   attr.retry_cnt = 7;
   attr.rnr_retry = 7;
   attr.max_rd_atomic = 16;
-  return ibv_modify_qp(ep->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-                                          IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                          IBV_QP_MAX_QP_RD_ATOMIC) == 0;
+  return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+                                      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                      IBV_QP_MAX_QP_RD_ATOMIC) == 0;
 }
 
-Transport::Endpoint *Transport::endpoint(int pe) {
-  Endpoint *ep = endpoints_[static_cast<size_t>(pe)].get();
+Transport::Endpoint *Transport::endpoint(Lane *l, int pe) {
+  Endpoint *ep = l->eps[static_cast<size_t>(pe)].load(std::memory_order_acquire);
   if (ep && ep->ready.load(std::memory_order_acquire)) return ep;
   std::unique_lock<std::mutex> lock(cm_mutex_);
-  ep = find_or_create_locked(pe);
+  ep = find_or_create_locked(l, pe);
   if (!ep) {
     lock.unlock();
-    on_error_(pe, "cannot create an RC queue pair");
-    abort();  // the handler does not return
+    fail(pe, "cannot create an RC queue pair");
   }
   const auto deadline = Clock::now() + kConnectTimeout;
   auto next_request = Clock::now();
@@ -382,11 +703,10 @@ Transport::Endpoint *Transport::endpoint(int pe) {
     const auto now = Clock::now();
     if (now >= deadline) {
       lock.unlock();
-      on_error_(pe, "no answer to the connection request within 10 s (has it exited?)");
-      abort();
+      fail(pe, "no answer to the connection request within 10 s (has it exited?)");
     }
     if (now >= next_request) {
-      send_cm(pe, kRequest, ep->qp->qp_num);
+      send_cm(pe, kRequest, static_cast<uint16_t>(l->id), ep->qp->qp_num, 0);
       next_request = now + kRequestResend;
     }
     cm_changed_.wait_for(lock, std::chrono::milliseconds(5));
@@ -395,88 +715,364 @@ Transport::Endpoint *Transport::endpoint(int pe) {
   return ep;
 }
 
-// --- operations ------------------------------------------------------------------------------
+void Transport::fail(int pe, const char *cause) {
+  if (!failed_.exchange(true)) {
+    on_error_(pe, cause);
+    abort();  // the handler does not return
+  }
+  for (;;) pause();  // another thread is reporting the first failure and ending the process
+}
 
-bool Transport::progress() {
-  ib::Completion c;
+// --- the send path ---------------------------------------------------------------------------
+
+uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &action,
+                           bool signal) {
+  const bool read_or_atomic = w.kind == Wqe::kRead || w.kind == Wqe::kAtomic;
+  // A read or atomic may pass earlier writes of this QP unless fenced.
+  const bool fence = ep->fence_next || (read_or_atomic && ep->write_unfenced);
+  signal = signal || action.kind != Action::kNone || ep->since_signal + 1 >= ep->signal_every;
+  // Room first: retiring WQEs may run completions but never posts.
+  if (raw_) {
+    while (ep->sq.free_bbs() < kMaxWqeBbs)
+      if (!progress(l)) sched_yield();
+  } else {
+    while (ep->in_flight.size() >= kSendQueueDepth)
+      if (!progress(l)) sched_yield();
+  }
+  const uint64_t seq = ++ep->posted;
+  uint16_t index = 0, bbs = 0;
+  if (raw_) {
+    const ib::SqRing &ring = ep->sq.ring();
+    const ib::WqeFlags flags{signal, fence};
+    index = ring.pi;
+    switch (w.kind) {
+      case Wqe::kWrite: bbs = static_cast<uint16_t>(
+                            ib::write_rdma_write(ring, w.local, w.length, w.remote, flags));
+        break;
+      case Wqe::kWriteInline: bbs = static_cast<uint16_t>(
+                                  ib::write_rdma_write_inline(ring, w.data, w.length, w.remote,
+                                                              flags));
+        break;
+      case Wqe::kRead: bbs = static_cast<uint16_t>(
+                           ib::write_rdma_read(ring, w.local, w.length, w.remote, flags));
+        break;
+      case Wqe::kAtomic: bbs = static_cast<uint16_t>(
+                             ib::write_atomic(ring, *w.atomic, w.local, w.remote, flags));
+        break;
+    }
+    ep->in_flight.push_back({seq, index, bbs, action});
+    ep->sq.post(bbs);
+  } else {
+    ibv_sge sge{w.local.addr, w.length, w.local.lkey};
+    ibv_send_wr wr{}, *bad = nullptr;
+    wr.wr_id = seq;
+    wr.sg_list = &sge;
+    wr.num_sge = w.length ? 1 : 0;
+    wr.send_flags = (signal ? IBV_SEND_SIGNALED : 0) | (fence ? IBV_SEND_FENCE : 0);
+    wr.wr.rdma.remote_addr = w.remote.addr;
+    wr.wr.rdma.rkey = w.remote.rkey;
+    switch (w.kind) {
+      case Wqe::kWriteInline:
+        sge.addr = reinterpret_cast<uint64_t>(w.data);
+        sge.lkey = 0;
+        wr.send_flags |= IBV_SEND_INLINE;
+        [[fallthrough]];
+      case Wqe::kWrite: wr.opcode = IBV_WR_RDMA_WRITE; break;
+      case Wqe::kRead: wr.opcode = IBV_WR_RDMA_READ; break;
+      case Wqe::kAtomic:
+        if (w.atomic->opcode == atomics::HcaOpcode::FetchAdd) {
+          wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+          wr.wr.atomic.compare_add = w.atomic->swap_add;
+        } else if (w.atomic->opcode == atomics::HcaOpcode::CompareSwap) {
+          wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+          wr.wr.atomic.compare_add = w.atomic->compare;
+          wr.wr.atomic.swap = w.atomic->swap_add;
+        } else {
+          fail(ep->pe, "masked atomic on a device reached through plain verbs (none there)");
+        }
+        wr.wr.atomic.remote_addr = w.remote.addr;
+        wr.wr.atomic.rkey = w.remote.rkey;
+        sge.length = 8;
+        wr.num_sge = 1;
+        break;
+    }
+    ep->in_flight.push_back({seq, 0, 0, action});
+    if (const int err = ibv_post_send(ep->qp, &wr, &bad); err != 0) {
+      char why[96];
+      snprintf(why, sizeof why, "cannot post a work request: %s", strerror(err));
+      fail(ep->pe, why);
+    }
+  }
+  ep->fence_next = false;
+  if (read_or_atomic && fence) ep->write_unfenced = false;
+  if (!read_or_atomic) ep->write_unfenced = true;
+  ep->since_signal = signal ? 0 : ep->since_signal + 1;
+  ep->last_remote = w.remote;
+  l->wqes.fetch_add(1, std::memory_order_relaxed);
+  return seq;
+}
+
+bool Transport::progress(Lane *l) {
   bool any = false;
-  while (send_cq_ring_.poll(&c)) {
-    any = true;
-    auto it = by_qpn_.find(c.qpn);
-    if (it == by_qpn_.end()) continue;
-    Endpoint *ep = it->second;
-    if (ep->in_flight.empty()) continue;
-    const Endpoint::Posted first = ep->in_flight.front();
-    ep->in_flight.pop_front();
-    ep->sq.completed(first.index, first.bbs);
-    ++ep->done;
-    if (c.opcode == MLX5_CQE_REQ_ERR || c.opcode == MLX5_CQE_RESP_ERR)
-      on_error_(ep->pe, syndrome_name(c.syndrome));
+  if (raw_) {
+    ib::Completion c;
+    while (l->ring.poll(&c)) {
+      any = true;
+      l->cqes.fetch_add(1, std::memory_order_relaxed);
+      auto it = l->by_qpn.find(c.qpn);
+      if (it == l->by_qpn.end()) continue;
+      if (c.opcode == MLX5_CQE_REQ_ERR || c.opcode == MLX5_CQE_RESP_ERR)
+        fail(it->second->pe, syndrome_name(c.syndrome));
+      retire(l, it->second, c.wqe_counter, false);
+    }
+  } else {
+    ibv_wc wc[16];
+    for (int n; (n = ibv_poll_cq(l->cq, 16, wc)) > 0;) {
+      any = true;
+      l->cqes.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+      for (int i = 0; i < n; ++i) {
+        auto it = l->by_qpn.find(wc[i].qp_num);
+        if (it == l->by_qpn.end()) continue;
+        if (wc[i].status != IBV_WC_SUCCESS) fail(it->second->pe, status_name(wc[i].status));
+        retire(l, it->second, wc[i].wr_id, true);
+      }
+    }
   }
   return any;
 }
 
-void Transport::post(Endpoint *ep, unsigned bbs) {
-  ep->in_flight.push_back({ep->sq.ring().pi, static_cast<uint16_t>(bbs)});
-  ep->sq.post(bbs);
-  ++ep->posted;
+// A completion for the WQE `id` (first BB on the raw path, sequence number on the verbs path)
+// retires it and every earlier WQE of the QP: they complete in order.
+void Transport::retire(Lane *l, Endpoint *ep, uint64_t id, bool by_seq) {
+  while (!ep->in_flight.empty()) {
+    const Endpoint::Posted p = ep->in_flight.front();
+    ep->in_flight.pop_front();
+    ep->done = p.seq;
+    if (raw_) ep->sq.completed(p.index, p.bbs);
+    complete(l, p.action);
+    if (by_seq ? p.seq == id : p.index == static_cast<uint16_t>(id)) break;
+  }
 }
 
-void Transport::wait_for(Endpoint *ep, uint64_t ticket) {
-  for (unsigned spins = 0; ep->done < ticket; ++spins)
-    if (!progress() && spins > 1000) sched_yield();
+void Transport::complete(Lane *l, const Action &a) {
+  switch (a.kind) {
+    case Action::kNone: break;
+    case Action::kCopyOut:
+      memcpy(a.dst, l->bounce + size_t{a.slot} * kSlotBytes, a.length);
+      [[fallthrough]];
+    case Action::kSlot: l->free_slots.push_back(a.slot); break;
+    case Action::kFetch: {
+      const uint64_t v = dev_->atomics().reply_value(&l->replies[a.slot], a.size);
+      memcpy(a.dst, &v, a.size);  // little-endian host: the low bytes
+      l->free_replies.push_back(a.slot);
+      break;
+    }
+    case Action::kCache: cache_release(a.entry); break;
+  }
 }
 
-namespace {
-// Room for the largest WQE (inline data included) before writing one.
-constexpr uint32_t kMaxWqeBbs = 4;
-}  // namespace
+void Transport::wait_for(Lane *l, Endpoint *ep, uint64_t seq) {
+  for (unsigned spins = 0; ep->done < seq; ++spins)
+    if (!progress(l) && spins > 1000) sched_yield();
+}
 
-#define HOSHMEM_RC_BEGIN(pe)                                   \
-  Endpoint *ep = endpoint(pe);                                 \
-  std::lock_guard<std::mutex> ops(ops_mutex_);                 \
-  while (ep->sq.free_bbs() < kMaxWqeBbs) progress();           \
-  const ib::WqeFlags flags{true, ep->fence_next};              \
-  ep->fence_next = false
+unsigned Transport::take_slot(Lane *l) {
+  for (unsigned spins = 0; l->free_slots.empty(); ++spins)
+    if (!progress(l) && spins > 1000) sched_yield();
+  const unsigned slot = l->free_slots.back();
+  l->free_slots.pop_back();
+  return slot;
+}
+
+// Everything posted on `ep` is complete: if the last WQE went unsignaled, a signaled
+// zero-length write behind it brings the CQE that retires it.
+void Transport::quiet_endpoint(Lane *l, Endpoint *ep) {
+  if (ep->done == ep->posted) return;
+  uint64_t last = ep->posted;
+  if (ep->since_signal != 0) {
+    const bool fence = ep->fence_next;  // a pending fence stays for the next real operation
+    last = submit(l, ep, Wqe{Wqe::kWrite, nullptr, {0, 0}, 0, ep->last_remote, nullptr},
+                  Action{}, true);
+    ep->fence_next = fence;
+  }
+  wait_for(l, ep, last);
+}
+
+void Transport::rma(Lane *l, int pe, bool write, void *local, size_t length,
+                    const ib::RemoteAddr &remote, bool nbi) {
+  if (length == 0) return;
+  Endpoint *ep = endpoint(l, pe);
+  LaneLock lock(l->mutex, l->exclusive);
+  const auto base = reinterpret_cast<uintptr_t>(local);
+  if (write && length <= max_inline_) {  // the data is in the WQE when this returns
+    submit(l, ep, Wqe{Wqe::kWriteInline, local, {0, 0}, static_cast<uint32_t>(length), remote,
+                      nullptr},
+           Action{}, false);
+    return;
+  }
+  uint32_t lkey = lkey_of(local, length);
+  CacheEntry *entry = nullptr;
+  if (!lkey && length >= cache_min_ && (entry = cache_lookup(l, local, length)))
+    lkey = entry->mr->lkey;
+  if (lkey) {  // zero-copy, in messages the device accepts
+    uint64_t last = 0;
+    for (size_t off = 0; off < length;) {
+      const auto n = static_cast<uint32_t>(std::min<size_t>(max_msg_, length - off));
+      const bool final = off + n == length;
+      Action a{};
+      if (final && entry) a.kind = Action::kCache, a.entry = entry;  // released when done
+      last = submit(l, ep, Wqe{write ? Wqe::kWrite : Wqe::kRead, nullptr, {base + off, lkey}, n,
+                               {remote.addr + off, remote.rkey}, nullptr},
+                    a, final && !nbi);
+      off += n;
+    }
+    if (!nbi) wait_for(l, ep, last);
+    return;
+  }
+  // Bounce slots: a put copies the next chunk while earlier ones are on the wire (and returns
+  // once all are copied); a get's chunks are copied out as their completions are read.
+  uint64_t last = 0;
+  for (size_t off = 0; off < length;) {
+    const auto n = static_cast<uint32_t>(std::min(kSlotBytes, length - off));
+    const unsigned slot = take_slot(l);
+    uint8_t *at = l->bounce + size_t{slot} * kSlotBytes;
+    Action a{};
+    a.slot = slot;
+    if (write) {
+      memcpy(at, reinterpret_cast<const uint8_t *>(local) + off, n);
+      a.kind = Action::kSlot;
+    } else {
+      a.kind = Action::kCopyOut;
+      a.dst = reinterpret_cast<uint8_t *>(local) + off;
+      a.length = n;
+    }
+    last = submit(l, ep, Wqe{write ? Wqe::kWrite : Wqe::kRead, nullptr,
+                             {reinterpret_cast<uint64_t>(at), l->bounce_mr->lkey}, n,
+                             {remote.addr + off, remote.rkey}, nullptr},
+                  a, true);
+    off += n;
+  }
+  if (!write && !nbi) wait_for(l, ep, last);
+}
+
+void Transport::put(int lane, int pe, const void *source, size_t length,
+                    const ib::RemoteAddr &dest, bool nbi) {
+  rma(lane_of(lane), pe, true, const_cast<void *>(source), length, dest, nbi);
+}
+
+void Transport::get(int lane, int pe, void *dest, size_t length, const ib::RemoteAddr &source,
+                    bool nbi) {
+  rma(lane_of(lane), pe, false, dest, length, source, nbi);
+}
+
+uint64_t Transport::atomic(int lane, int pe, const atomics::HcaAtomic &a,
+                           const ib::RemoteAddr &target) {
+  Lane *l = lane_of(lane);
+  Endpoint *ep = endpoint(l, pe);
+  LaneLock lock(l->mutex, l->exclusive);
+  for (unsigned spins = 0; l->free_replies.empty(); ++spins)
+    if (!progress(l) && spins > 1000) sched_yield();
+  const unsigned slot = l->free_replies.back();
+  l->free_replies.pop_back();
+  const uint64_t seq =
+      submit(l, ep, Wqe{Wqe::kAtomic, nullptr,
+                        {reinterpret_cast<uint64_t>(&l->replies[slot]), l->replies_mr->lkey},
+                        a.size, target, &a},
+             Action{}, true);
+  wait_for(l, ep, seq);
+  const uint64_t old = dev_->atomics().reply_value(&l->replies[slot], a.size);
+  l->free_replies.push_back(slot);
+  return old;
+}
+
+void Transport::atomic_nbi(int lane, int pe, const atomics::HcaAtomic &a,
+                           const ib::RemoteAddr &target, void *fetch_out) {
+  Lane *l = lane_of(lane);
+  Endpoint *ep = endpoint(l, pe);
+  LaneLock lock(l->mutex, l->exclusive);
+  Action action{};
+  unsigned slot = kReplySlots;  // non-fetching: the discard slot, no completion needed
+  if (fetch_out) {
+    for (unsigned spins = 0; l->free_replies.empty(); ++spins)
+      if (!progress(l) && spins > 1000) sched_yield();
+    slot = l->free_replies.back();
+    l->free_replies.pop_back();
+    action.kind = Action::kFetch;
+    action.slot = slot;
+    action.size = a.size;
+    action.dst = fetch_out;
+  }
+  submit(l, ep, Wqe{Wqe::kAtomic, nullptr,
+                    {reinterpret_cast<uint64_t>(&l->replies[slot]), l->replies_mr->lkey}, a.size,
+                    target, &a},
+         action, false);
+}
+
+void Transport::fence(int lane, int pe) {
+  Lane *l = lane_of(lane);
+  LaneLock lock(l->mutex, l->exclusive);
+  if (Endpoint *ep = l->eps[static_cast<size_t>(pe)].load()) ep->fence_next = true;
+}
+
+void Transport::fence_all(int lane) {
+  Lane *l = lane_of(lane);
+  LaneLock lock(l->mutex, l->exclusive);
+  for (auto &ep : l->owned) ep->fence_next = true;
+}
+
+void Transport::quiet(int lane) {
+  Lane *l = lane_of(lane);
+  LaneLock lock(l->mutex, l->exclusive);
+  for (auto &ep : l->owned) quiet_endpoint(l, ep.get());
+}
+
+void Transport::pe_quiet(int lane, const int *pes, size_t npes) {
+  Lane *l = lane_of(lane);
+  LaneLock lock(l->mutex, l->exclusive);
+  for (size_t i = 0; i < npes; ++i)
+    if (Endpoint *ep = l->eps[static_cast<size_t>(pes[i])].load()) quiet_endpoint(l, ep);
+}
+
+// --- lane 0, as before lanes -------------------------------------------------------------------
 
 void Transport::put(int pe, const ib::LocalBuf &source, uint32_t length,
                     const ib::RemoteAddr &dest) {
-  HOSHMEM_RC_BEGIN(pe);
-  post(ep, ib::write_rdma_write(ep->sq.ring(), source, length, dest, flags));
+  if (length == 0) return;
+  Lane *l = lane_of(0);
+  Endpoint *ep = endpoint(l, pe);
+  LaneLock lock(l->mutex, false);
+  for (uint32_t off = 0; off < length;) {
+    const uint32_t n = std::min(max_msg_, length - off);
+    submit(l, ep, Wqe{Wqe::kWrite, nullptr, {source.addr + off, source.lkey}, n,
+                      {dest.addr + off, dest.rkey}, nullptr},
+           Action{}, false);
+    off += n;
+  }
 }
 
 void Transport::put_inline(int pe, const void *source, uint32_t length,
                            const ib::RemoteAddr &dest) {
-  HOSHMEM_RC_BEGIN(pe);
-  post(ep, ib::write_rdma_write_inline(ep->sq.ring(), source, length, dest, flags));
+  Lane *l = lane_of(0);
+  Endpoint *ep = endpoint(l, pe);
+  LaneLock lock(l->mutex, false);
+  submit(l, ep, Wqe{Wqe::kWriteInline, source, {0, 0}, length, dest, nullptr}, Action{}, false);
 }
 
 void Transport::get(int pe, const ib::LocalBuf &dest, uint32_t length,
                     const ib::RemoteAddr &source) {
-  HOSHMEM_RC_BEGIN(pe);
-  post(ep, ib::write_rdma_read(ep->sq.ring(), dest, length, source, flags));
-  wait_for(ep, ep->posted);
-}
-
-uint64_t Transport::atomic(int pe, const atomics::HcaAtomic &a, const ib::RemoteAddr &target) {
-  HOSHMEM_RC_BEGIN(pe);
-  const ib::LocalBuf reply{reinterpret_cast<uint64_t>(scratch_), scratch_mr_->lkey};
-  post(ep, ib::write_atomic(ep->sq.ring(), a, reply, target, flags));
-  wait_for(ep, ep->posted);
-  return dev_->atomics().reply_value(scratch_, a.size);
-}
-
-#undef HOSHMEM_RC_BEGIN
-
-void Transport::fence(int pe) {
-  std::lock_guard<std::mutex> ops(ops_mutex_);
-  if (Endpoint *ep = endpoints_[static_cast<size_t>(pe)].get()) ep->fence_next = true;
-}
-
-void Transport::quiet() {
-  std::lock_guard<std::mutex> ops(ops_mutex_);
-  for (auto &ep : endpoints_)
-    if (ep) wait_for(ep.get(), ep->posted);
+  if (length == 0) return;
+  Lane *l = lane_of(0);
+  Endpoint *ep = endpoint(l, pe);
+  LaneLock lock(l->mutex, false);
+  uint64_t last = 0;
+  for (uint32_t off = 0; off < length;) {
+    const uint32_t n = std::min(max_msg_, length - off);
+    last = submit(l, ep, Wqe{Wqe::kRead, nullptr, {dest.addr + off, dest.lkey}, n,
+                             {source.addr + off, source.rkey}, nullptr},
+                  Action{}, off + n == length);
+    off += n;
+  }
+  wait_for(l, ep, last);
 }
 
 }  // namespace hoshmem::rc

@@ -1,29 +1,65 @@
-// lib/transport/rc: RDMA over reliable-connected queue pairs, one per peer that is actually used,
-// connected on first use.
+// lib/transport/rc: RDMA over reliable-connected queue pairs, one per peer and lane that is
+// actually used, connected on first use.
 //
-// What a PE publishes at startup is O(1): its port's LID and GID and the number of one UD queue
-// pair, its connection manager (PeerAddress). The first operation to a peer creates this PE's RC
-// QP for it and sends the peer a connection request datagram {PE, QP number, LID, GID}; the peer's
-// connection thread, asleep on a completion channel until a datagram arrives, creates (or finds)
-// its QP for this PE, connects it and replies with its number; the reply connects ours. Requests
-// are resent until answered (UD may drop them) and answered again when repeated; two PEs that
-// connect to each other at once end with one QP pair. A peer that is busy computing answers all
-// the same: the thread needs no call into the library.
+// Connections. What a PE publishes at startup is O(1): its port's LID and GID and the number of
+// one UD queue pair, its connection manager (PeerAddress). The first operation of a lane to a
+// peer creates that lane's RC QP for it and sends the peer a request datagram {PE, lane, QP
+// number, LID, GID}; the peer's connection thread, asleep on a completion channel, connects a QP
+// of its own and answers with its number. Requests are resent until answered (UD may drop them).
+// Lane 0's QPs are used from both ends (two PEs that connect to each other at once end with one
+// pair); a request for another lane gets a responder-only QP on the peer (it never sends), kept
+// until shutdown or until the same (PE, lane) connects again with a new QP: close_lane destroys
+// only this PE's side and leaves the peer's idle.
 //
-// Operations go straight into the QP's send queue as mlx5 WQEs (lib/transport/ib/wqe.h) when the
-// device is mlx5, and complete on one shared CQ read by owner bit.
+// Lanes. A lane is a set of QPs (one per peer), one CQ, bounce buffers, reply slots and a lock.
+// Lane 0 always exists and is always locked (the connection thread adds QPs to it); a lane opened
+// `exclusive` is used by one thread only and takes no lock anywhere on its path.
+//
+// Data path. WQEs are written straight into the send queue as mlx5 WQEs (lib/transport/ib/wqe.h)
+// and completions read from the CQ ring by owner bit; on a device that is not mlx5, or with
+// HOSHMEM_RC_VERBS=1, the same operations go through ibv_post_send/ibv_poll_cq and only the
+// standard 8-byte atomics (the device then reports no masked atomics). Messages are split at the
+// port's max_msg_sz. A put of at most max_inline() bytes travels inline; a source in memory the
+// library registered (add_registered) goes zero-copy; other memory goes through the lane's
+// pre-registered bounce slots (copy the next chunk while the previous one is on the wire), or,
+// from kCacheThreshold bytes up, through a registration cache. Cache entries are whole pages,
+// reference-counted by the WQEs that use them; a lookup hits only an entry whose page range
+// covers the buffer (else it registers anew), and forget() drops every entry overlapping a range:
+// the library calls it when memory it knows of is freed or unmapped, which is what keeps a reused
+// address from hitting a stale registration (pinned old pages on real hardware). A blocking
+// zero-copy put waits for its completion; a bounce put returns once copied. A get into
+// unregistered memory is copied out of its bounce slot when its completion is read.
+// The threshold (256 KiB; HOSHMEM_RC_CACHE_MIN) is measured over softhca (rc_lanes_test --bench,
+// blocking put + quiet from malloc'ed memory, 2 loaded cores): a cache hit beats the bounce copy
+// by 10-25% from 64 KiB up, while a miss (register + deregister) costs 1.5-2x the bounce path;
+// real HCAs pin pages at registration, which only makes misses dearer, so caching starts where a
+// few hits repay one miss.
+//
+// Signaling. Only every kSignalEvery-th WQE asks for a completion, plus every WQE that carries a
+// bounce slot, a cache reference or a fetch result; completions of a QP come in order, so one
+// CQE retires every earlier WQE of that QP. quiet posts a signaled zero-length write when the
+// last WQE of a QP went unsignaled.
+//
+// Ordering. IB lets an RDMA read or atomic pass earlier RDMA writes of the same QP unless it
+// carries the fence flag. A read or atomic posted after an unfenced write on the same QP gets the
+// flag automatically (a get after a put sees the put; put then atomic signal stays ordered), and
+// fence(lane, pe) sets it on the next WQE to that peer whatever it is.
+//
+// Errors. An error completion (peer gone: retries exceeded, flushed) or a connection that is not
+// answered within 10 s calls the ErrorHandler once, naming the PE.
 #pragma once
 
 #include <infiniband/verbs.h>
 
+#include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
-#include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "lib/atomics/hca_encoding.h"
@@ -46,73 +82,141 @@ using ErrorHandler = void (*)(int pe, const char *cause);
 
 class Transport {
  public:
+  static constexpr size_t kCacheThreshold = 256 * 1024;  // unregistered: cache from here up
+  static constexpr unsigned kSignalEvery = 16;
+
   Transport();
   Transport(const Transport &) = delete;
   Transport &operator=(const Transport &) = delete;
   ~Transport();
 
-  // Creates the CQs and the connection manager and starts its thread. `device` outlives this.
+  // Creates lane 0 and the connection manager and starts its thread. `device` outlives this.
+  // HOSHMEM_RC_VERBS=1 selects the plain-verbs path on an mlx5 device (and clears its masked
+  // atomics); HOSHMEM_RC_CACHE_MIN overrides the registration cache's threshold.
   bool init(ib::Device *device, int me, int npes, ErrorHandler on_error, std::string *why);
   PeerAddress address() const;
   void set_peer(int pe, const PeerAddress &address);
-  // Stops the connection thread, destroys every QP.
+  // Stops the connection thread, destroys every QP of every lane and every cache entry.
   void shutdown();
 
-  // RMA and atomics on `pe` (connected first if need be). put/put_inline complete at quiet();
-  // get and atomic return when done. The local buffers are registered (their lkey given).
+  // Memory the transport may use zero-copy (the library registers it and gives the lkey).
+  void add_registered(const void *base, size_t length, uint32_t lkey);
+  // Drops the registration cache's entries that overlap [base, base + length): memory freed.
+  void forget(const void *base, size_t length);
+
+  int open_lane(bool exclusive);  // -1 when no more lanes can be opened
+  void close_lane(int lane);
+
+  void put(int lane, int pe, const void *source, size_t length, const ib::RemoteAddr &dest,
+           bool nbi);
+  void get(int lane, int pe, void *dest, size_t length, const ib::RemoteAddr &source, bool nbi);
+  uint64_t atomic(int lane, int pe, const atomics::HcaAtomic &a, const ib::RemoteAddr &target);
+  void atomic_nbi(int lane, int pe, const atomics::HcaAtomic &a, const ib::RemoteAddr &target,
+                  void *fetch_out);
+  void fence(int lane, int pe);
+  void fence_all(int lane);
+  void quiet(int lane);
+  void pe_quiet(int lane, const int *pes, size_t npes);
+
+  // Lane 0, as before lanes: put/put_inline complete at quiet(); get and atomic on return.
   void put(int pe, const ib::LocalBuf &source, uint32_t length, const ib::RemoteAddr &dest);
   void put_inline(int pe, const void *source, uint32_t length, const ib::RemoteAddr &dest);
   void get(int pe, const ib::LocalBuf &dest, uint32_t length, const ib::RemoteAddr &source);
-  // Executes `atomic` on the word at `target`; the old value in host order.
-  uint64_t atomic(int pe, const atomics::HcaAtomic &atomic, const ib::RemoteAddr &target);
-  // The next operation to `pe` waits for that peer's earlier reads and atomics.
-  void fence(int pe);
-  // Every operation issued so far is complete.
-  void quiet();
+  uint64_t atomic(int pe, const atomics::HcaAtomic &a, const ib::RemoteAddr &target) {
+    return atomic(0, pe, a, target);
+  }
+  void fence(int pe) { fence(0, pe); }
+  void quiet() { quiet(0); }
 
   uint32_t max_inline() const { return max_inline_; }
-  int connected_peers() const;
+  int connected_peers() const;  // lane 0
+  bool raw_wqes() const { return raw_; }  // mlx5 WQEs (else ibv_post_send)
+  // Unregistered transfers of at least this many bytes use the registration cache
+  // (kCacheThreshold, or HOSHMEM_RC_CACHE_MIN bytes; 0: never).
+  size_t cache_threshold() const { return cache_min_; }
+  struct Stats {
+    uint64_t cqes = 0, wqes = 0;          // completions read, WQEs posted (every lane)
+    uint64_t cache_hits = 0, cache_misses = 0;
+  };
+  Stats stats() const;
 
  private:
   struct Endpoint;
-  Endpoint *endpoint(int pe);  // connected (or on_error, which does not return)
-  Endpoint *find_or_create_locked(int pe);
-  bool connect_qp(Endpoint *ep, uint32_t remote_qpn, const PeerAddress &peer);
+  struct Lane;
+  struct CacheEntry;
+  struct Action;
+  struct Wqe;
+
+  Lane *lane_of(int lane);
+  Endpoint *endpoint(Lane *lane, int pe);  // connected (or on_error, which does not return)
+  Endpoint *find_or_create_locked(Lane *lane, int pe);
+  ibv_qp *create_qp(ibv_cq *cq);
+  bool connect_qp(ibv_qp *qp, uint32_t remote_qpn, const PeerAddress &peer);
   ibv_ah *ah_for(int pe);
-  void send_cm(int pe, uint8_t type, uint32_t qpn);
+  void send_cm(int pe, uint8_t type, uint16_t lane, uint32_t qpn, uint32_t answers);
   void cm_loop();
   bool drain_cm();
   void handle_cm(const uint8_t *message);
   void post_cm_receive(unsigned slot);
-  // Posts the WQE just written on `ep` and records it; waits for room first.
-  void post(Endpoint *ep, unsigned bbs);
-  void wait_for(Endpoint *ep, uint64_t ticket);
-  bool progress();  // reads completions; true if any
+  bool make_lane(Lane *lane, std::string *why);
+  void destroy_lane(Lane *lane);
+
+  // The send path (the lane's lock held, if any).
+  uint64_t submit(Lane *lane, Endpoint *ep, const Wqe &w, const Action &action, bool signal);
+  void wait_for(Lane *lane, Endpoint *ep, uint64_t seq);
+  bool progress(Lane *lane);  // reads completions; true if any
+  void retire(Lane *lane, Endpoint *ep, uint64_t id, bool by_seq);
+  void complete(Lane *lane, const Action &action);
+  void quiet_endpoint(Lane *lane, Endpoint *ep);
+  unsigned take_slot(Lane *lane);
+  uint32_t lkey_of(const void *p, size_t length) const;  // 0: not registered
+  CacheEntry *cache_lookup(Lane *lane, const void *p, size_t length);
+  void cache_release(CacheEntry *e);
+  [[noreturn]] void fail(int pe, const char *cause);
+  void rma(Lane *lane, int pe, bool write, void *local, size_t length,
+           const ib::RemoteAddr &remote, bool nbi);
 
   ib::Device *dev_ = nullptr;
   int me_ = -1, npes_ = 0;
   ErrorHandler on_error_ = nullptr;
   uint32_t max_inline_ = 0;
+  uint32_t max_msg_ = 0;
+  bool raw_ = true;
+  size_t cache_min_ = kCacheThreshold;
   std::vector<PeerAddress> peers_;
+  std::atomic<bool> failed_{false};
 
-  // RC side
-  ibv_cq *send_cq_ = nullptr;
-  ib::CompletionQueue send_cq_ring_;
-  std::vector<std::unique_ptr<Endpoint>> endpoints_;  // by PE, created on first use
-  std::unordered_map<uint32_t, Endpoint *> by_qpn_;
-  std::mutex ops_mutex_;  // the send path and the CQ (one thread at a time, for now)
-  ibv_mr *scratch_mr_ = nullptr;
-  uint64_t *scratch_ = nullptr;  // where atomic replies land
+  std::vector<std::unique_ptr<Lane>> lanes_;  // fixed size; slots filled under cm_mutex_
+  struct Registered {
+    uintptr_t base;
+    size_t length;
+    uint32_t lkey;
+  };
+  static constexpr unsigned kMaxRegistered = 16;
+  Registered registered_[kMaxRegistered] = {};
+  std::atomic<unsigned> nregistered_{0};
+
+  // Registration cache, shared by the lanes (taken only for large unregistered transfers).
+  std::mutex cache_mutex_;
+  std::vector<CacheEntry *> cache_;
+  size_t cache_bytes_ = 0;
+  std::atomic<uint64_t> cache_hits_{0}, cache_misses_{0};
 
   // Connection manager side
   ibv_comp_channel *cm_channel_ = nullptr;
   ibv_cq *cm_cq_ = nullptr;
   ibv_qp *cm_qp_ = nullptr;
   ibv_mr *cm_mr_ = nullptr;
-  uint8_t *cm_buf_ = nullptr;  // receive slots, then one send slot
+  uint8_t *cm_buf_ = nullptr;  // receive slots
   std::vector<ibv_ah *> ahs_;
+  ibv_cq *passive_cq_ = nullptr;  // responder-only QPs of other PEs' lanes
+  struct Passive {
+    ibv_qp *qp;
+    uint32_t remote_qpn;
+  };
+  std::map<std::pair<int, int>, Passive> passive_;  // (PE, its lane)
   std::thread cm_thread_;
-  std::mutex cm_mutex_;  // endpoints' connection state
+  mutable std::mutex cm_mutex_;  // connection state, lanes_ slots, passive_
   std::condition_variable cm_changed_;
   bool stopping_ = false;
 };
