@@ -11,77 +11,78 @@ using atomics::AmoOp;
 
 namespace {
 
-// The path for AMOs that a CPU atomic cannot serve (another node, or all-HW mode).
-template <class T>
-T via_backend(AmoOp op, const T *dest, T operand, T compare, int pe, const char *routine) {
-  if (!rt.remote_atomics)
-    fatal(routine, "no atomic backend reaches PE %d (mode %s)", pe, atomics::mode_name(rt.mode));
-  T old{};
-  atomics::AmoRequest r{op, sizeof(T), pe, dest, cpu::to_bits(operand), cpu::to_bits(compare),
-                        &old};
-  rt.remote_atomics->execute(r, false);
-  return old;
-}
+// What the caller wants back: the old value now (blocking), nothing (a non-fetching AMO: the
+// backend may complete it at quiet), or the old value in *later by the next quiet (fetching _nbi).
+enum class Want { Value, Nothing, Later };
 
-// Runs `cpu_op` on the mapped word when CPU atomics may serve `pe`, otherwise the backend.
+// Runs `cpu_op` on the mapped word when CPU atomics may serve `pe`, otherwise the job's atomic
+// backend (another node, or all-HW mode).
 template <class T, class CpuOp>
 inline T run(AmoOp op, const T *dest, T operand, T compare, int pe, const char *routine,
-             CpuOp cpu_op) {
+             CpuOp cpu_op, Want want, T *later) {
+  if (want == Want::Later) check_local(later, sizeof(T), "fetch", routine);
   char *word = amo_address(dest, sizeof(T), pe, routine);
   if (rt.cpu_atomics_ok[pe]) [[likely]] {
     T old = cpu_op(word);
     if (op != AmoOp::Fetch) notify(pe);
+    if (want == Want::Later) *later = old;  // complete at once intra-node
     return old;
   }
-  return via_backend<T>(op, dest, operand, compare, pe, routine);
+  if (!rt.remote_atomics) [[unlikely]]
+    fatal(routine, "no atomic backend reaches PE %d (mode %s)", pe, atomics::mode_name(rt.mode));
+  T old{};
+  void *out = want == Want::Value ? static_cast<void *>(&old)
+              : want == Want::Later ? static_cast<void *>(later)
+                                    : nullptr;
+  atomics::AmoRequest r{op, sizeof(T), pe, dest, cpu::to_bits(operand), cpu::to_bits(compare), out};
+  rt.remote_atomics->execute(r, want != Want::Value);
+  return old;
 }
 
+// Each operation: `want` and `later` as in run(); the value returned is the old one for
+// Want::Value only.
 template <class T>
-inline T fetch(const T *src, int pe, const char *r) {
-  return run<T>(AmoOp::Fetch, src, T{}, T{}, pe, r, [](char *w) { return cpu::fetch<T>(w); });
+inline T fetch(const T *src, int pe, const char *r, Want w = Want::Value, T *later = nullptr) {
+  return run<T>(AmoOp::Fetch, src, T{}, T{}, pe, r, [](char *x) { return cpu::fetch<T>(x); }, w,
+                later);
 }
 template <class T>
 inline void set(T *dest, T v, int pe, const char *r) {
-  run<T>(AmoOp::Set, dest, v, T{}, pe, r, [v](char *w) {
-    cpu::set<T>(w, v);
+  run<T>(AmoOp::Set, dest, v, T{}, pe, r, [v](char *x) {
+    cpu::set<T>(x, v);
     return T{};
-  });
+  }, Want::Nothing, nullptr);
 }
 template <class T>
-inline T swap(T *dest, T v, int pe, const char *r) {
-  return run<T>(AmoOp::Swap, dest, v, T{}, pe, r, [v](char *w) { return cpu::swap<T>(w, v); });
+inline T swap(T *dest, T v, int pe, const char *r, Want w = Want::Value, T *later = nullptr) {
+  return run<T>(AmoOp::Swap, dest, v, T{}, pe, r, [v](char *x) { return cpu::swap<T>(x, v); }, w,
+                later);
 }
 template <class T>
-inline T compare_swap(T *dest, T cond, T v, int pe, const char *r) {
+inline T compare_swap(T *dest, T cond, T v, int pe, const char *r, Want w = Want::Value,
+                      T *later = nullptr) {
   return run<T>(AmoOp::CompareSwap, dest, v, cond, pe, r,
-                [cond, v](char *w) { return cpu::compare_swap<T>(w, cond, v); });
+                [cond, v](char *x) { return cpu::compare_swap<T>(x, cond, v); }, w, later);
 }
 template <class T>
-inline T fetch_add(T *dest, T v, int pe, const char *r) {
+inline T fetch_add(T *dest, T v, int pe, const char *r, Want w = Want::Value, T *later = nullptr) {
   return run<T>(AmoOp::FetchAdd, dest, v, T{}, pe, r,
-                [v](char *w) { return cpu::fetch_add<T>(w, v); });
+                [v](char *x) { return cpu::fetch_add<T>(x, v); }, w, later);
 }
 template <class T>
-inline T fetch_and(T *dest, T v, int pe, const char *r) {
+inline T fetch_and(T *dest, T v, int pe, const char *r, Want w = Want::Value, T *later = nullptr) {
   return run<T>(AmoOp::FetchAnd, dest, v, T{}, pe, r,
-                [v](char *w) { return cpu::fetch_and<T>(w, v); });
+                [v](char *x) { return cpu::fetch_and<T>(x, v); }, w, later);
 }
 template <class T>
-inline T fetch_or(T *dest, T v, int pe, const char *r) {
+inline T fetch_or(T *dest, T v, int pe, const char *r, Want w = Want::Value, T *later = nullptr) {
   return run<T>(AmoOp::FetchOr, dest, v, T{}, pe, r,
-                [v](char *w) { return cpu::fetch_or<T>(w, v); });
+                [v](char *x) { return cpu::fetch_or<T>(x, v); }, w, later);
 }
 template <class T>
-inline T fetch_xor(T *dest, T v, int pe, const char *r) {
+inline T fetch_xor(T *dest, T v, int pe, const char *r, Want w = Want::Value, T *later = nullptr) {
   return run<T>(AmoOp::FetchXor, dest, v, T{}, pe, r,
-                [v](char *w) { return cpu::fetch_xor<T>(w, v); });
-}
-
-// A fetching _nbi AMO completes at once intra-node; its result is stored before returning.
-template <class T>
-inline void store_fetched(T *fetch_out, T value, const char *routine) {
-  check_local(fetch_out, sizeof(T), "fetch", routine);
-  *fetch_out = value;
+                [v](char *x) { return cpu::fetch_xor<T>(x, v); }, w, later);
 }
 
 }  // namespace
@@ -103,22 +104,23 @@ extern "C" {
   T PREFIX##_##N##_atomic_fetch_inc(CTX() T *dest, int pe) {                                       \
     return fetch_add<T>(dest, 1, PE, HOSHMEM_ROUTINE);                                           \
   }                                                                                              \
-  void PREFIX##_##N##_atomic_inc(CTX() T *dest, int pe) { fetch_add<T>(dest, 1, PE, HOSHMEM_ROUTINE); } \
+  void PREFIX##_##N##_atomic_inc(CTX() T *dest, int pe) {                                          \
+    fetch_add<T>(dest, 1, PE, HOSHMEM_ROUTINE, Want::Nothing);                                   \
+  }                                                                                              \
   T PREFIX##_##N##_atomic_fetch_add(CTX() T *dest, T value, int pe) {                              \
     return fetch_add<T>(dest, value, PE, HOSHMEM_ROUTINE);                                       \
   }                                                                                              \
   void PREFIX##_##N##_atomic_add(CTX() T *dest, T value, int pe) {                                 \
-    fetch_add<T>(dest, value, PE, HOSHMEM_ROUTINE);                                              \
+    fetch_add<T>(dest, value, PE, HOSHMEM_ROUTINE, Want::Nothing);                               \
   }                                                                                              \
   void PREFIX##_##N##_atomic_compare_swap_nbi(CTX() T *fetch, T *dest, T cond, T value, int pe) {  \
-    store_fetched(fetch, compare_swap<T>(dest, cond, value, PE, HOSHMEM_ROUTINE),                \
-                  HOSHMEM_ROUTINE);                                                              \
+    compare_swap<T>(dest, cond, value, PE, HOSHMEM_ROUTINE, Want::Later, fetch);                 \
   }                                                                                              \
   void PREFIX##_##N##_atomic_fetch_inc_nbi(CTX() T *fetch, T *dest, int pe) {                      \
-    store_fetched(fetch, fetch_add<T>(dest, 1, PE, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);           \
+    fetch_add<T>(dest, 1, PE, HOSHMEM_ROUTINE, Want::Later, fetch);                              \
   }                                                                                              \
   void PREFIX##_##N##_atomic_fetch_add_nbi(CTX() T *fetch, T *dest, T value, int pe) {             \
-    store_fetched(fetch, fetch_add<T>(dest, value, PE, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);       \
+    fetch_add<T>(dest, value, PE, HOSHMEM_ROUTINE, Want::Later, fetch);                          \
   }
 #define DEFINE_AMO_STD(P, T, N)                     \
   AMO_STD_FORMS(pshmem, NO_CTX, PE_AS_GIVEN, T, N) \
@@ -136,10 +138,10 @@ HOSHMEM_AMO_STD_TYPES(DEFINE_AMO_STD, _)
     return swap<T>(dest, value, PE, HOSHMEM_ROUTINE);                                            \
   }                                                                                              \
   void PREFIX##_##N##_atomic_fetch_nbi(CTX() T *fetch_out, const T *source, int pe) {              \
-    store_fetched(fetch_out, fetch<T>(source, PE, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);            \
+    fetch<T>(source, PE, HOSHMEM_ROUTINE, Want::Later, fetch_out);                               \
   }                                                                                              \
   void PREFIX##_##N##_atomic_swap_nbi(CTX() T *fetch_out, T *dest, T value, int pe) {              \
-    store_fetched(fetch_out, swap<T>(dest, value, PE, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);        \
+    swap<T>(dest, value, PE, HOSHMEM_ROUTINE, Want::Later, fetch_out);                           \
   }
 #define DEFINE_AMO_EXT(P, T, N)                     \
   AMO_EXT_FORMS(pshmem, NO_CTX, PE_AS_GIVEN, T, N) \
@@ -151,10 +153,10 @@ HOSHMEM_AMO_EXT_TYPES(DEFINE_AMO_EXT, _)
     return fetch_##OP<T>(dest, value, PE, HOSHMEM_ROUTINE);                                      \
   }                                                                                              \
   void PREFIX##_##N##_atomic_##OP(CTX() T *dest, T value, int pe) {                                \
-    fetch_##OP<T>(dest, value, PE, HOSHMEM_ROUTINE);                                             \
+    fetch_##OP<T>(dest, value, PE, HOSHMEM_ROUTINE, Want::Nothing);                              \
   }                                                                                              \
   void PREFIX##_##N##_atomic_fetch_##OP##_nbi(CTX() T *fetch_out, T *dest, T value, int pe) {      \
-    store_fetched(fetch_out, fetch_##OP<T>(dest, value, PE, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);  \
+    fetch_##OP<T>(dest, value, PE, HOSHMEM_ROUTINE, Want::Later, fetch_out);                     \
   }
 #define AMO_BIT_FORMS(PREFIX, CTX, PE, T, N)                                            \
   AMO_BIT_OP_FORMS(PREFIX, CTX, PE, T, N, and) AMO_BIT_OP_FORMS(PREFIX, CTX, PE, T, N, or) \
@@ -170,11 +172,13 @@ HOSHMEM_AMO_BIT_TYPES(DEFINE_AMO_BIT, _)
     return compare_swap<T>(dest, cond, value, pe, HOSHMEM_ROUTINE);                              \
   }                                                                                              \
   T pshmem_##N##_finc(T *dest, int pe) { return fetch_add<T>(dest, 1, pe, HOSHMEM_ROUTINE); }    \
-  void pshmem_##N##_inc(T *dest, int pe) { fetch_add<T>(dest, 1, pe, HOSHMEM_ROUTINE); }         \
+  void pshmem_##N##_inc(T *dest, int pe) { fetch_add<T>(dest, 1, pe, HOSHMEM_ROUTINE, Want::Nothing); } \
   T pshmem_##N##_fadd(T *dest, T value, int pe) {                                                \
     return fetch_add<T>(dest, value, pe, HOSHMEM_ROUTINE);                                       \
   }                                                                                              \
-  void pshmem_##N##_add(T *dest, T value, int pe) { fetch_add<T>(dest, value, pe, HOSHMEM_ROUTINE); }
+  void pshmem_##N##_add(T *dest, T value, int pe) {                                              \
+    fetch_add<T>(dest, value, pe, HOSHMEM_ROUTINE, Want::Nothing);                               \
+  }
 HOSHMEM_AMO_OLD_STD_TYPES(DEFINE_AMO_OLD_STD, _)
 
 #define DEFINE_AMO_OLD_EXT(P, T, N)                                                               \

@@ -2,6 +2,7 @@
 // returns (stores into coherent shared memory), so quiet is a full memory fence and fence an
 // ordering fence; operations through an inter-node backend are completed by that backend.
 #include <atomic>
+#include <vector>
 
 #include "lib/api/api.h"
 #include "lib/core/rdma.h"
@@ -18,9 +19,17 @@ inline void quiet_all() {
 void pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes, const char *routine) {
   if (!ctx || npes == 0) return;
   if (!target_pes) fatal(routine, "target_pes is NULL with npes = %zu", npes);
-  if (rt.debug)
-    for (size_t i = 0; i < npes; ++i) ctx_world_pe(ctx, target_pes[i], routine);
-  quiet_all();
+  if (!rt.spans_nodes) {
+    if (rt.debug)
+      for (size_t i = 0; i < npes; ++i) ctx_world_pe(ctx, target_pes[i], routine);
+    return quiet_all();
+  }
+  // Only the operations to those PEs (world numbering); this node's are complete already, but
+  // its HCA atomics in all-HW mode go through the same transport and are waited for with them.
+  std::vector<int> world(npes);
+  for (size_t i = 0; i < npes; ++i) world[i] = ctx_world_pe(ctx, target_pes[i], routine);
+  rdma_pe_quiet(world.data(), npes);
+  hoshmem_fast_full_fence();
 }
 }  // namespace
 

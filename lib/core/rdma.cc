@@ -35,7 +35,7 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
  public:
   const char *name() const override { return "HCA atomics over RC"; }
 
-  void execute(const atomics::AmoRequest &r, bool) override {
+  void execute(const atomics::AmoRequest &r, bool nbi) override {
     const ib::RemoteAddr where = remote(r.target, r.pe);
     const ib::AtomicCaps &caps = device->atomics();
     uint64_t old;
@@ -43,6 +43,15 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
     // compare-swap loops.
     const bool masked_here = caps.masked && (caps.masked_sizes_rc & r.size);
     const bool direct = r.size == 8 && simple(r.op) ? caps.standard : masked_here;
+    if (direct && nbi) {
+      // Non-fetching: nothing to wait for (complete at quiet); fetching _nbi: the old value
+      // lands in r.fetch_out by quiet. A waiter on this node is not rung after the HCA's
+      // update: waits poll with backoff in all-HW mode.
+      transport.atomic_nbi(0, r.pe, atomics::encode_for_hca(r.op, r.size, r.operand, r.compare),
+                           where, r.fetch_out);
+      if (r.op != atomics::AmoOp::Fetch && rt.control[r.pe]) notify(r.pe);
+      return;
+    }
     if (direct) {
       old = transport.atomic(r.pe, atomics::encode_for_hca(r.op, r.size, r.operand, r.compare),
                              where);
@@ -53,55 +62,16 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
     if (r.op != atomics::AmoOp::Fetch && rt.control[r.pe]) notify(r.pe);  // a waiter here
   }
 
-  void quiet() override { transport.quiet(); }
+  void quiet() override { transport.quiet(0); }
 
-  // peer::Network
+  // peer::Network: the library's own messages, on lane 0 like the default context.
   void write(int pe, void *mine, const void *src, size_t len) override {
-    put(pe, remote(mine, pe), src, len, false);
+    transport.put(0, pe, src, len, remote(mine, pe), false);
   }
   void read(int pe, void *dst, const void *mine, size_t len) override {
-    get(pe, dst, remote(mine, pe), len);
+    transport.get(0, pe, dst, len, remote(mine, pe), false);
   }
-  void flush() override { transport.quiet(); }
-
-  // RMA from and to any local memory. Until the transport takes any buffer itself: inline when it
-  // fits, else zero-copy from a registered source or through the bounce buffer, completed at once.
-  void put(int pe, const ib::RemoteAddr &to, const void *src, size_t len, bool nbi) {
-    const auto *from = static_cast<const char *>(src);
-    for (size_t at = 0; at < len;) {
-      const size_t n = std::min(len - at, kBounceBytes);
-      const ib::RemoteAddr dest{to.addr + at, to.rkey};
-      if (n <= transport.max_inline()) {
-        transport.put_inline(pe, from + at, static_cast<uint32_t>(n), dest);
-      } else if (uint32_t lkey = local_key(from + at, n)) {
-        transport.put(pe, {reinterpret_cast<uint64_t>(from + at), lkey}, static_cast<uint32_t>(n),
-                      dest);
-        if (!nbi) transport.quiet();
-      } else {
-        memcpy(bounce, from + at, n);
-        transport.put(pe, {reinterpret_cast<uint64_t>(bounce), bounce_mr->lkey},
-                      static_cast<uint32_t>(n), dest);
-        transport.quiet();
-      }
-      at += n;
-    }
-  }
-  void get(int pe, void *dst, const ib::RemoteAddr &from, size_t len) {
-    auto *to = static_cast<char *>(dst);
-    for (size_t at = 0; at < len;) {
-      const size_t n = std::min(len - at, kBounceBytes);
-      const ib::RemoteAddr source{from.addr + at, from.rkey};
-      if (uint32_t lkey = local_key(to + at, n)) {
-        transport.get(pe, {reinterpret_cast<uint64_t>(to + at), lkey}, static_cast<uint32_t>(n),
-                      source);
-      } else {
-        transport.get(pe, {reinterpret_cast<uint64_t>(bounce), bounce_mr->lkey},
-                      static_cast<uint32_t>(n), source);
-        memcpy(to + at, bounce, n);
-      }
-      at += n;
-    }
-  }
+  void flush() override { transport.quiet(0); }
 
   // Where this PE's address `sym` (control area, heap or globals) is on PE `pe`.
   ib::RemoteAddr remote(const void *sym, int pe) const {
@@ -111,25 +81,14 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
     return {s.data_base + (a - rt.space.data.base), s.data_rkey};
   }
 
-  static constexpr size_t kBounceBytes = 64 * 1024;
   std::unique_ptr<ib::Device> device;
   rc::Transport transport;
   std::vector<SegmentRecord> segments;
   uintptr_t file_base = 0;
   size_t file_size = 0;
-  ibv_mr *file_mr = nullptr, *data_mr = nullptr, *bounce_mr = nullptr;
-  char *bounce = nullptr;
+  ibv_mr *file_mr = nullptr, *data_mr = nullptr;
 
  private:
-  // The lkey of a registered local range, 0 if it is not in one.
-  uint32_t local_key(const void *p, size_t n) const {
-    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    if (a - file_base < file_size && a + n - file_base <= file_size) return file_mr->lkey;
-    if (data_mr && a - rt.space.data.base < rt.space.data.size &&
-        a + n - rt.space.data.base <= rt.space.data.size)
-      return data_mr->lkey;
-    return 0;
-  }
 
   // 8-byte operations the standard atomics do without masks.
   static bool simple(atomics::AmoOp op) {
@@ -215,14 +174,13 @@ atomics::AtomicBackend *rdma_start(Bootstrap &boot) {
   r.data_mr = rt.space.data.mapped ? register_range(rt.space.data.base, rt.space.data.size,
                                                     kRemoteAccess)
                                    : nullptr;
-  r.bounce = static_cast<char *>(aligned_alloc(4096, Rdma::kBounceBytes));
-  r.bounce_mr = r.bounce ? register_range(reinterpret_cast<uintptr_t>(r.bounce),
-                                          Rdma::kBounceBytes, IBV_ACCESS_LOCAL_WRITE)
-                         : nullptr;
-  if (!r.file_mr || !r.bounce_mr || (rt.space.data.mapped && rt.space.data.size && !r.data_mr))
+  if (!r.file_mr || (rt.space.data.mapped && rt.space.data.size && !r.data_mr))
     fatal("shmem_init", "cannot register the symmetric heap (%zu bytes) and globals with %s: %s "
           "(raise the locked-memory limit, ulimit -l)", rt.space.heap.size, r.device->name(),
           strerror(errno));
+  // Sources and destinations there go zero-copy; any other memory through bounce buffers.
+  r.transport.add_registered(rt.memory.own_file(), r.file_size, r.file_mr->lkey);
+  if (r.data_mr) r.transport.add_registered(r.data_mr->addr, r.data_mr->length, r.data_mr->lkey);
   SegmentRecord mine{r.file_base, rt.space.data.base, r.file_mr->rkey,
                      r.data_mr ? r.data_mr->rkey : 0};
   boot.put(kSegmentsKey, &mine, sizeof mine);
@@ -243,25 +201,26 @@ void rdma_stop() {
   peer::routes.network = nullptr;
   g_rdma->transport.quiet();
   g_rdma->transport.shutdown();
-  for (ibv_mr *mr : {g_rdma->file_mr, g_rdma->data_mr, g_rdma->bounce_mr})
+  for (ibv_mr *mr : {g_rdma->file_mr, g_rdma->data_mr})
     if (mr) ibv_dereg_mr(mr);
-  free(g_rdma->bounce);
   delete g_rdma;
   g_rdma = nullptr;
 }
 
 void rdma_put(int pe, void *sym, const void *source, size_t bytes, bool nbi) {
-  g_rdma->put(pe, g_rdma->remote(sym, pe), source, bytes, nbi);
+  g_rdma->transport.put(0, pe, source, bytes, g_rdma->remote(sym, pe), nbi);
 }
 
-void rdma_get(int pe, void *dest, const void *sym, size_t bytes, bool) {
-  g_rdma->get(pe, dest, g_rdma->remote(sym, pe), bytes);
+void rdma_get(int pe, void *dest, const void *sym, size_t bytes, bool nbi) {
+  g_rdma->transport.get(0, pe, dest, bytes, g_rdma->remote(sym, pe), nbi);
 }
 
 void rdma_fence(int pe) {
-  if (pe >= 0) return g_rdma->transport.fence(pe);
-  for (int p = 0; p < rt.npes; ++p) g_rdma->transport.fence(p);
+  if (pe >= 0) return g_rdma->transport.fence(0, pe);
+  g_rdma->transport.fence_all(0);
 }
+
+void rdma_pe_quiet(const int *pes, size_t npes) { g_rdma->transport.pe_quiet(0, pes, npes); }
 
 std::string rdma_description() {
   if (g_rdma) return g_rdma->device->describe();

@@ -39,5 +39,7 @@ void rdma_put(int pe, void *sym, const void *source, size_t bytes, bool nbi);
 void rdma_get(int pe, void *dest, const void *sym, size_t bytes, bool nbi);
 // Later operations to `pe` (to every PE: pe < 0) are ordered after earlier ones.
 void rdma_fence(int pe);
+// Every operation to those (world) PEs is complete.
+void rdma_pe_quiet(const int *pes, size_t npes);
 
 }  // namespace hoshmem

@@ -166,7 +166,9 @@ void runtime_init(int requested, int *provided, const char *routine) {
   rt.wait = choose_wait_policy(rt.config.wait, node_is_oversubscribed(boot));
   rt.wait.data_sleep = fast_path_data_sleep;
   if (rt.config.sleep_timeout_us) rt.wait.sleep_timeout_ns = rt.config.sleep_timeout_us * 1000;
-  if (spans_nodes) rt.wait.first_sleep_ns = std::min(10 * 1000L, rt.wait.sleep_timeout_ns);
+  // Writes by RDMA, and AMOs that the HCA executes after their call returned, ring no doorbell.
+  if (spans_nodes || rt.mode == atomics::AtomicityMode::AllHardware)
+    rt.wait.first_sleep_ns = std::min(10 * 1000L, rt.wait.sleep_timeout_ns);
 
   static std::vector<shm::ControlBlock *> controls;
   controls.assign(rt.npes, nullptr);
@@ -200,11 +202,18 @@ void runtime_finalize() {
   std::lock_guard<std::recursive_mutex> guard(rt.setup_mutex);
   if (!rt.initialized) return;
   std::atomic_thread_fence(std::memory_order_seq_cst);  // quiet
+  if (rt.remote_atomics) rt.remote_atomics->quiet();
   rt.barrier.run(rt.debug ? "shmem_finalize" : nullptr);
   if (--rt.init_count > 0) return;  // not the last finalize: it acts as barrier_all
   retract_fast_path();
   rt.initialized = false;
   destroy_all_teams();
+  if (rt.remote_atomics) {
+    // The last writes to other PEs (the barrier's, the teams') must be acknowledged before any
+    // PE destroys the queue pairs they travel on: a write to a destroyed QP fails at the sender.
+    rt.remote_atomics->quiet();
+    rt.boot->barrier();
+  }
   rt.remote_atomics = nullptr;
   rdma_stop();  // before the memory it registered goes
   rt.memory.teardown();
@@ -220,16 +229,22 @@ void runtime_print_info(FILE *out) {
   char size[32];
   fprintf(out, "hoshmem: OpenSHMEM %d.%d, %s\n", SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION,
           runtime_build_string());
-  fprintf(out, "  PEs: %d, launcher: %s\n", rt.npes, rt.boot ? rt.boot->launcher() : "-");
+  const int here = rt.boot ? static_cast<int>(rt.boot->node_ranks().size()) : 1;
+  fprintf(out, "  PEs: %d, %d on this node%s, launcher: %s\n", rt.npes, here,
+          rt.config.pes_per_node ? " (HOSHMEM_PES_PER_NODE)" : "",
+          rt.boot ? rt.boot->launcher() : "-");
   fprintf(out, "  atomicity mode: %s (%s)\n", atomics::mode_name(rt.mode),
           rt.mode == atomics::AtomicityMode::AllHardware
               ? "every AMO by the HCA, to this node's PEs through loopback"
               : "CPU atomics on shared memory");
   fprintf(out, "  RDMA device: %s\n", rdma_description().c_str());
   fprintf(out, "  transport: %s\n",
-          rt.mode == atomics::AtomicityMode::AllHardware
-              ? "rc (HCA atomics over RC queue pairs, connected on first use)"
-              : "none needed (every PE on this node: shared memory)");
+          rt.mode != atomics::AtomicityMode::AllHardware
+              ? "none needed (every PE on this node: shared memory)"
+          : rt.spans_nodes
+              ? "rc (RMA to other nodes and every AMO over RC queue pairs, connected on first use; "
+                "shared memory for puts and gets on this node)"
+              : "rc (HCA atomics over RC queue pairs, connected on first use)");
   fprintf(out, "  symmetric heap: %s at %p (%s on every PE)\n",
           format_size(rt.memory.heap_size(), size, sizeof size), rt.memory.heap_base(),
           rt.memory.same_address_everywhere() ? "same address" : "different addresses");

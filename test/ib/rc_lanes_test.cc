@@ -560,6 +560,8 @@ int bench() {
 }  // namespace hoshmem::rc
 
 int main(int argc, char **argv) {
+  // The cache is off by default (rc_transport.h); these tests exercise it at its measured size.
+  setenv("HOSHMEM_RC_CACHE_MIN", std::to_string(hoshmem::rc::Transport::kCacheThreshold).c_str(), 0);
   if (argc >= 2 && !strcmp(argv[1], "--peer") && getenv("HOSHMEM_TEST_SOFTHCA"))
     return hoshmem::rc::child();
   if (getenv("HOSHMEM_TEST_SOFTHCA"))

@@ -14,6 +14,7 @@ def shmem_test(
         binary = None,
         requires_cpu = None,
         softhca = False,
+        across_nodes = None,
         tags = []):
     """Builds `name` (cc_binary linked with //lib:hoshmem) and one sh_test `name_np<N>` per N.
 
@@ -28,7 +29,14 @@ def shmem_test(
       requires_cpu:  /proc/cpuinfo flags the run needs (space-separated); without them the test
                      says so and passes (a variant of code chosen per CPU that this one lacks)
       softhca:       run over the software mlx5 HCA (//test/softhca), in a fabric of its own
+      across_nodes:  also run it with its PEs on several "nodes" of this machine, over softhca in
+                     all-HW mode with RC: `name_k1_np<N>` (HOSHMEM_PES_PER_NODE=1, every PE its
+                     own node) for each N of 2 and 4 and `name_k2_np4` (pairs); tagged
+                     "across_nodes". Default: for programs built here (not `binary` reuses,
+                     which are configurations of a program already run across nodes)
     """
+    if across_nodes == None:
+        across_nodes = binary == None
     if binary == None:
         binary = name
         native.cc_binary(
@@ -46,6 +54,29 @@ def shmem_test(
         status = "0"
     else:
         status = str(expect_fail)
+    _runs(name, binary, nps, env, status, expect_stderr, expect_output, no_survivors,
+          requires_cpu, softhca, timeout_s, tags)
+    if across_nodes:
+        for k in [1, 2]:
+            _runs(
+                "%s_k%d" % (name, k),
+                binary,
+                [n for n in nps if n > k and n <= 4],
+                dict(env, HOSHMEM_ATOMICS = "hw", HOSHMEM_TRANSPORT = "rc",
+                     HOSHMEM_PES_PER_NODE = str(k)),
+                status,
+                expect_stderr,
+                expect_output,
+                no_survivors,
+                requires_cpu,
+                True,
+                timeout_s,
+                tags + ["across_nodes"],
+            )
+
+def _runs(name, binary, nps, env, status, expect_stderr, expect_output, no_survivors,
+          requires_cpu, softhca, timeout_s, tags):
+    """One sh_test `name_np<N>` per N, running `binary` through run_test.sh."""
     args = ["--timeout", str(timeout_s), "--expect-status", status]
     for k, v in env.items():
         args += ["--env", "'%s=%s'" % (k, v)]

@@ -83,7 +83,7 @@ int main(void) {
   }
   free(priv);
 
-  /* shmem_ptr: own PE gives the address itself; every PE of this node is reachable */
+  /* shmem_ptr: own PE gives the address itself; every PE of this node is reachable, no other */
   CHECK(shmem_ptr(heap, me) == heap, "shmem_ptr(heap, my_pe) = %p, expected %p", shmem_ptr(heap, me), (void *)heap);
   CHECK(shmem_ptr(&g_word, me) == &g_word, "shmem_ptr(global, my_pe) = %p, expected %p", shmem_ptr(&g_word, me),
         (void *)&g_word);
@@ -91,6 +91,11 @@ int main(void) {
     long *ph = shmem_ptr(heap, pe);
     long *pg = shmem_ptr(&g_word, pe);
     int *pd = shmem_ptr(&g_data[0], pe);
+    if (!shtest_same_node(pe)) {
+      CHECK(ph == NULL && pg == NULL && pd == NULL, "shmem_ptr(PE %d of another node) = %p, %p, %p",
+            pe, (void *)ph, (void *)pg, (void *)pd);
+      continue;
+    }
     CHECK(ph != NULL, "shmem_ptr(heap, PE %d) = NULL on a single node", pe);
     if (PTR_GLOBALS) {
       CHECK(pg != NULL, "shmem_ptr(global .bss, PE %d) = NULL on a single node", pe);
@@ -100,17 +105,29 @@ int main(void) {
   heap[0] = -1;
   g_word = -1;
   shmem_barrier_all();
+  /* stores through shmem_ptr into the right neighbour (shmem_p when it is on another node) */
   {
     int right = (me + 1) % n;
-    long *ph = shmem_ptr(heap, right);
-    long *pg = shmem_ptr(&g_word, right);
-    int *pd = shmem_ptr(&g_data[0], right);
-    ph[4095] = 1000 + me; /* the last element: the whole object is mapped */
-    ph[0] = 2000 + me;
-    if (PTR_GLOBALS) {
-      CHECK(pd[0] == 5, "initial .data value read through shmem_ptr: expected 5 got %d", pd[0]);
-      *pg = 3000 + me;
-      pd[2047] = 4000 + me;
+    if (!shtest_same_node(right)) {
+      shmem_long_p(&heap[4095], 1000 + me, right);
+      shmem_long_p(&heap[0], 2000 + me, right);
+      if (PTR_GLOBALS) {
+        CHECK(shmem_int_g(&g_data[0], right) == 5, "initial .data value of PE %d", right);
+        shmem_long_p(&g_word, 3000 + me, right);
+        shmem_int_p(&g_data[2047], 4000 + me, right);
+      }
+      shmem_quiet();
+    } else {
+      long *ph = shmem_ptr(heap, right);
+      long *pg = shmem_ptr(&g_word, right);
+      int *pd = shmem_ptr(&g_data[0], right);
+      ph[4095] = 1000 + me; /* the last element: the whole object is mapped */
+      ph[0] = 2000 + me;
+      if (PTR_GLOBALS) {
+        CHECK(pd[0] == 5, "initial .data value read through shmem_ptr: expected 5 got %d", pd[0]);
+        *pg = 3000 + me;
+        pd[2047] = 4000 + me;
+      }
     }
   }
   shmem_barrier_all();

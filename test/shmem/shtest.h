@@ -70,6 +70,14 @@ static inline void shtest_init(void) {
   shtest_npes = shmem_n_pes();
 }
 
+/* Whether PE `pe` shares this PE's node: HOSHMEM_PES_PER_NODE=k (tests of the inter-node paths
+ * on one machine) groups k consecutive PEs per node; unset or 0, every PE is on this node. */
+static inline int shtest_same_node(int pe) {
+  const char *k_text = getenv("HOSHMEM_PES_PER_NODE");
+  int k = k_text ? atoi(k_text) : 0;
+  return k <= 0 || pe / k == shmem_my_pe() / k;
+}
+
 /* Used by tests that initialise with shmem_init_thread. */
 static inline void shtest_after_init(void) {
   shtest_me = shmem_my_pe();

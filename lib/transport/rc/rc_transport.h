@@ -29,7 +29,10 @@
 // address from hitting a stale registration (pinned old pages on real hardware). A blocking
 // zero-copy put waits for its completion; a bounce put returns once copied. A get into
 // unregistered memory is copied out of its bounce slot when its completion is read.
-// The threshold (256 KiB; HOSHMEM_RC_CACHE_MIN) is measured over softhca (rc_lanes_test --bench,
+// The cache is off unless HOSHMEM_RC_CACHE_MIN sets its threshold: the library has no hooks on
+// the release of user memory yet (free, munmap), so it cannot call forget() for it, and a stale
+// entry would make real hardware move the old pages. The measured threshold (kCacheThreshold,
+// 256 KiB) is measured over softhca (rc_lanes_test --bench,
 // blocking put + quiet from malloc'ed memory, 2 loaded cores): a cache hit beats the bounce copy
 // by 10-25% from 64 KiB up, while a miss (register + deregister) costs 1.5-2x the bounce path;
 // real HCAs pin pages at registration, which only makes misses dearer, so caching starts where a
@@ -132,7 +135,7 @@ class Transport {
   int connected_peers() const;  // lane 0
   bool raw_wqes() const { return raw_; }  // mlx5 WQEs (else ibv_post_send)
   // Unregistered transfers of at least this many bytes use the registration cache
-  // (kCacheThreshold, or HOSHMEM_RC_CACHE_MIN bytes; 0: never).
+  // (HOSHMEM_RC_CACHE_MIN bytes; unset or 0: never).
   size_t cache_threshold() const { return cache_min_; }
   struct Stats {
     uint64_t cqes = 0, wqes = 0;          // completions read, WQEs posted (every lane)
@@ -182,7 +185,10 @@ class Transport {
   uint32_t max_inline_ = 0;
   uint32_t max_msg_ = 0;
   bool raw_ = true;
-  size_t cache_min_ = kCacheThreshold;
+  // Off unless HOSHMEM_RC_CACHE_MIN is set: without hooks on the release of memory (munmap, free)
+  // a cached registration can outlive the pages it pinned, and real hardware would then move the
+  // old pages' bytes. kCacheThreshold is the measured size from which it pays.
+  size_t cache_min_ = SIZE_MAX;
   std::vector<PeerAddress> peers_;
   std::atomic<bool> failed_{false};
 
