@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "lib/api/api.h"
+#include "lib/core/rdma.h"
 #include "lib/core/team.h"
 
 using namespace hoshmem;
@@ -25,14 +26,19 @@ void pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes, const char *r
 
 extern "C" {
 
-void pshmem_fence(void) { std::atomic_thread_fence(std::memory_order_release); }
+void pshmem_fence(void) {
+  std::atomic_thread_fence(std::memory_order_release);
+  if (rt.spans_nodes) rdma_fence(-1);
+}
 
 void pshmem_quiet(void) { quiet_all(); }
 
 // On SHMEM_CTX_INVALID fence, quiet and pe_quiet do nothing. A context has no operations of its
 // own in flight intra-node, so its fence and quiet are the default context's.
 void pshmem_ctx_fence(shmem_ctx_t ctx) {
-  if (ctx) std::atomic_thread_fence(std::memory_order_release);
+  if (!ctx) return;
+  std::atomic_thread_fence(std::memory_order_release);
+  if (rt.spans_nodes) rdma_fence(-1);
 }
 
 void pshmem_ctx_quiet(shmem_ctx_t ctx) {

@@ -1,28 +1,36 @@
 // Remote memory access: put, get, p, g, iput, iget and their _nbi forms. Intra-node they are
 // loads and stores on the peer's memory mapped here, so a blocking put is complete (and the
-// _nbi forms are complete at once, trivially satisfying quiet).
+// _nbi forms are complete at once, trivially satisfying quiet). A PE of another node is reached
+// by RDMA (lib/core/rdma.h): puts complete at quiet, _nbi gets too.
 #include <cstdint>
 #include <cstring>
 
 #include "lib/api/api.h"
+#include "lib/core/rdma.h"
 #include "lib/core/team.h"
 
 using namespace hoshmem;
 
 namespace {
 
-inline void put_bytes(void *dest, const void *source, size_t bytes, int pe, const char *routine) {
+inline void put_bytes(void *dest, const void *source, size_t bytes, int pe, const char *routine,
+                      bool nbi = false) {
   if (bytes == 0) return;
   check_local(source, bytes, "source", routine);
   char *to = remote_address(dest, bytes, pe, routine);
+  if (!to) [[unlikely]]
+    return rdma_put(pe, dest, source, bytes, nbi);
   hoshmem_fast_put_copy(to, source, bytes);  // include/shmem/shmem_inline.h
   notify(pe);
 }
 
-inline void get_bytes(void *dest, const void *source, size_t bytes, int pe, const char *routine) {
+inline void get_bytes(void *dest, const void *source, size_t bytes, int pe, const char *routine,
+                      bool nbi = false) {
   if (bytes == 0) return;
   check_local(dest, bytes, "dest", routine);
   const char *from = remote_address(source, bytes, pe, routine);
+  if (!from) [[unlikely]]
+    return rdma_get(pe, dest, source, bytes, nbi);
   memcpy(dest, from, bytes);
 }
 
@@ -40,6 +48,11 @@ void iput_elems(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, si
   const size_t span = ((nelems - 1) * static_cast<size_t>(dst) + 1) * Size;
   char *to = remote_address(dest, span, pe, routine);
   auto *from = static_cast<const char *>(source);
+  if (!to) [[unlikely]] {  // another node: one RDMA write per element
+    for (size_t i = 0; i < nelems; ++i)
+      rdma_put(pe, static_cast<char *>(dest) + i * dst * Size, from + i * sst * Size, Size, false);
+    return;
+  }
   for (size_t i = 0; i < nelems; ++i)
     memcpy(to + i * dst * Size, from + i * sst * Size, Size);
   notify(pe);
@@ -53,6 +66,12 @@ void iget_elems(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, si
   const size_t span = ((nelems - 1) * static_cast<size_t>(sst) + 1) * Size;
   const char *from = remote_address(source, span, pe, routine);
   auto *to = static_cast<char *>(dest);
+  if (!from) [[unlikely]] {  // another node: one RDMA read per element
+    for (size_t i = 0; i < nelems; ++i)
+      rdma_get(pe, to + i * dst * Size, static_cast<const char *>(source) + i * sst * Size, Size,
+               false);
+    return;
+  }
   for (size_t i = 0; i < nelems; ++i)
     memcpy(to + i * dst * Size, from + i * sst * Size, Size);
 }
@@ -76,6 +95,12 @@ void ibput_blocks(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, 
   const size_t span = ((nblocks - 1) * static_cast<size_t>(dst) + bsize) * Size;
   char *to = remote_address(dest, span, pe, routine);
   auto *from = static_cast<const char *>(source);
+  if (!to) [[unlikely]] {
+    for (size_t i = 0; i < nblocks; ++i)
+      rdma_put(pe, static_cast<char *>(dest) + i * dst * Size, from + i * sst * Size,
+               bsize * Size, false);
+    return;
+  }
   for (size_t i = 0; i < nblocks; ++i)
     hoshmem_fast_put_copy(to + i * dst * Size, from + i * sst * Size, bsize * Size);
   notify(pe);
@@ -90,6 +115,12 @@ void ibget_blocks(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, 
   const size_t span = ((nblocks - 1) * static_cast<size_t>(sst) + bsize) * Size;
   const char *from = remote_address(source, span, pe, routine);
   auto *to = static_cast<char *>(dest);
+  if (!from) [[unlikely]] {
+    for (size_t i = 0; i < nblocks; ++i)
+      rdma_get(pe, to + i * dst * Size, static_cast<const char *>(source) + i * sst * Size,
+               bsize * Size, false);
+    return;
+  }
   for (size_t i = 0; i < nblocks; ++i)
     memcpy(to + i * dst * Size, from + i * sst * Size, bsize * Size);
 }
@@ -97,6 +128,8 @@ void ibget_blocks(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, 
 template <class T>
 inline void p_value(T *dest, T value, int pe, const char *routine) {
   char *to = remote_address(dest, sizeof(T), pe, routine);
+  if (!to) [[unlikely]]
+    return rdma_put(pe, dest, &value, sizeof(T), false);
   memcpy(to, &value, sizeof(T));
   notify(pe);
 }
@@ -105,6 +138,10 @@ template <class T>
 inline T g_value(const T *source, int pe, const char *routine) {
   const char *from = remote_address(source, sizeof(T), pe, routine);
   T value;
+  if (!from) [[unlikely]] {
+    rdma_get(pe, &value, source, sizeof(T), false);
+    return value;
+  }
   memcpy(&value, from, sizeof(T));
   return value;
 }
@@ -126,13 +163,13 @@ extern "C" {
     put_bytes(dest, source, nelems * sizeof(T), PE, HOSHMEM_ROUTINE);                            \
   }                                                                                              \
   void PREFIX##_##N##_put_nbi(CTX() T *dest, const T *source, size_t nelems, int pe) {             \
-    put_bytes(dest, source, nelems * sizeof(T), PE, HOSHMEM_ROUTINE);                            \
+    put_bytes(dest, source, nelems * sizeof(T), PE, HOSHMEM_ROUTINE, true);                      \
   }                                                                                              \
   void PREFIX##_##N##_get(CTX() T *dest, const T *source, size_t nelems, int pe) {                 \
     get_bytes(dest, source, nelems * sizeof(T), PE, HOSHMEM_ROUTINE);                            \
   }                                                                                              \
   void PREFIX##_##N##_get_nbi(CTX() T *dest, const T *source, size_t nelems, int pe) {             \
-    get_bytes(dest, source, nelems * sizeof(T), PE, HOSHMEM_ROUTINE);                            \
+    get_bytes(dest, source, nelems * sizeof(T), PE, HOSHMEM_ROUTINE, true);                      \
   }                                                                                              \
   void PREFIX##_##N##_p(CTX() T *dest, T value, int pe) { p_value(dest, value, PE, HOSHMEM_ROUTINE); } \
   T PREFIX##_##N##_g(CTX() const T *source, int pe) { return g_value(source, PE, HOSHMEM_ROUTINE); } \
@@ -162,13 +199,13 @@ HOSHMEM_RMA_TYPES(DEFINE_RMA_TYPED, _)
     put_bytes(dest, source, nelems * (B / 8), PE, HOSHMEM_ROUTINE);                              \
   }                                                                                              \
   void PREFIX##_put##B##_nbi(CTX() void *dest, const void *source, size_t nelems, int pe) {        \
-    put_bytes(dest, source, nelems * (B / 8), PE, HOSHMEM_ROUTINE);                              \
+    put_bytes(dest, source, nelems * (B / 8), PE, HOSHMEM_ROUTINE, true);                        \
   }                                                                                              \
   void PREFIX##_get##B(CTX() void *dest, const void *source, size_t nelems, int pe) {              \
     get_bytes(dest, source, nelems * (B / 8), PE, HOSHMEM_ROUTINE);                              \
   }                                                                                              \
   void PREFIX##_get##B##_nbi(CTX() void *dest, const void *source, size_t nelems, int pe) {        \
-    get_bytes(dest, source, nelems * (B / 8), PE, HOSHMEM_ROUTINE);                              \
+    get_bytes(dest, source, nelems * (B / 8), PE, HOSHMEM_ROUTINE, true);                        \
   }                                                                                              \
   void PREFIX##_iput##B(CTX() void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,        \
                         size_t nelems, int pe) {                                                 \
@@ -196,13 +233,13 @@ HOSHMEM_RMA_SIZES(DEFINE_RMA_SIZED, _)
     put_bytes(dest, source, nelems, PE, HOSHMEM_ROUTINE);                                        \
   }                                                                                              \
   void PREFIX##_putmem_nbi(CTX() void *dest, const void *source, size_t nelems, int pe) {          \
-    put_bytes(dest, source, nelems, PE, HOSHMEM_ROUTINE);                                        \
+    put_bytes(dest, source, nelems, PE, HOSHMEM_ROUTINE, true);                                  \
   }                                                                                              \
   void PREFIX##_getmem(CTX() void *dest, const void *source, size_t nelems, int pe) {              \
     get_bytes(dest, source, nelems, PE, HOSHMEM_ROUTINE);                                        \
   }                                                                                              \
   void PREFIX##_getmem_nbi(CTX() void *dest, const void *source, size_t nelems, int pe) {          \
-    get_bytes(dest, source, nelems, PE, HOSHMEM_ROUTINE);                                        \
+    get_bytes(dest, source, nelems, PE, HOSHMEM_ROUTINE, true);                                  \
   }
 RMA_MEM_FORMS(pshmem, NO_CTX, PE_AS_GIVEN)
 RMA_MEM_FORMS(pshmem_ctx, WITH_CTX, PE_OF_CTX)

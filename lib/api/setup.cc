@@ -38,16 +38,16 @@ void pshmem_global_exit(int status) {
 int pshmem_my_pe(void) { return rt.me; }
 int pshmem_n_pes(void) { return rt.npes; }
 
-int pshmem_pe_accessible(int pe) {
-  return rt.initialized && pe >= 0 && pe < rt.npes && rt.control[pe] != nullptr;
-}
+// Every PE of the job is reachable by puts, gets and AMOs, on this node or over the network.
+int pshmem_pe_accessible(int pe) { return rt.initialized && pe >= 0 && pe < rt.npes; }
 
 int pshmem_addr_accessible(const void *addr, int pe) {
   return pshmem_pe_accessible(pe) && rt.space.is_symmetric(addr);
 }
 
+// Loads and stores reach only the PEs of this node: NULL for the others.
 void *pshmem_ptr(const void *dest, int pe) {
-  if (!pshmem_pe_accessible(pe)) return nullptr;
+  if (!pshmem_pe_accessible(pe) || !rt.control[pe]) return nullptr;
   return rt.space.translate(dest, pe);
 }
 

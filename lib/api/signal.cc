@@ -10,6 +10,7 @@
 
 #include "lib/api/api.h"
 #include "lib/atomics/cpu_atomics.h"
+#include "lib/core/rdma.h"
 #include "lib/core/team.h"
 
 using namespace hoshmem;
@@ -37,8 +38,10 @@ void update_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
   }
   if (!rt.remote_atomics)
     fatal(routine, "no atomic backend reaches PE %d (mode %s)", pe, atomics::mode_name(rt.mode));
-  // The data went by plain stores: make them globally visible before the backend's atomic.
+  // The data went by plain stores: make them globally visible before the backend's atomic. Data
+  // that went by RDMA writes: the atomic carries the fence flag (it could pass them otherwise).
   std::atomic_thread_fence(std::memory_order_release);
+  if (!rt.control[pe]) rdma_fence(pe);
   atomics::AmoRequest r{sig_op == SHMEM_SIGNAL_SET ? AmoOp::Set : AmoOp::FetchAdd,
                         sizeof(uint64_t),
                         pe,
@@ -61,8 +64,10 @@ void put_signal(void *dest, const void *source, size_t bytes, uint64_t *sig_addr
   }
   if (bytes) {
     check_local(source, bytes, "source", routine);
-    char *to = remote_address(dest, bytes, pe, routine);
-    memcpy(to, source, bytes);
+    if (char *to = remote_address(dest, bytes, pe, routine))
+      memcpy(to, source, bytes);
+    else
+      rdma_put(pe, dest, source, bytes, false);
   }
   update_signal(sig_addr, signal, sig_op, pe, routine);
 }

@@ -21,6 +21,15 @@ class Bootstrap {
   virtual int size() const = 0;
   // Ranks on this node, ascending, including this one.
   virtual const std::vector<int> &local_ranks() const = 0;
+  // The PEs this PE shares memory with: the launcher's local ranks, or after group_nodes(k) those
+  // of them in this PE's group of k consecutive ranks (k PEs per "node" on one machine).
+  const std::vector<int> &node_ranks() const { return grouped_ ? node_ : local_ranks(); }
+  void group_nodes(int k) {
+    grouped_ = k > 0;
+    node_.clear();
+    for (int pe : local_ranks())
+      if (grouped_ && pe / k == rank() / k) node_.push_back(pe);
+  }
   // A short description of the launcher for SHMEM_INFO ("pmix (nspace ...)" or "singleton").
   virtual const char *launcher() const = 0;
 
@@ -38,6 +47,10 @@ class Bootstrap {
   // Tears the whole job down; the launcher reports status and message.
   [[noreturn]] virtual void abort(int status, const char *message) = 0;
   virtual void finalize() = 0;
+
+ private:
+  bool grouped_ = false;
+  std::vector<int> node_;
 };
 
 // PMIx client when started by a PMIx launcher, otherwise a singleton. Fatal on PMIx errors.

@@ -48,6 +48,9 @@ constexpr Variable kVariables[] = {
      "ud are not built yet"},
     {"HOSHMEM_DEVICE", nullptr, "", "a device name, optionally with :port (e.g. mlx5_0:1)",
      "the RDMA device and port (default: the first active port of any device)"},
+    {"HOSHMEM_PES_PER_NODE", nullptr, "0", "0 (as the launcher says) or a PE count",
+     "treat each k consecutive PEs as one node (1: every PE on its own node, reached over the "
+     "network); for testing inter-node paths on one machine"},
     {"HOSHMEM_PUT_COPY", nullptr, "auto", "auto, avx512, avx2 or sse2",
      "the put copy's instructions (auto: the widest this CPU has); read when the library is "
      "loaded, so it must be in the environment the program starts with"},
@@ -126,6 +129,10 @@ Config load_config() {
   c.wait = choice_var("HOSHMEM_WAIT", {"auto", "spin", "yield", "sleep"});
   c.transport = choice_var("HOSHMEM_TRANSPORT", {"auto", "rc", "dc", "ud"});
   c.device = raw(variable("HOSHMEM_DEVICE"), &unused_source);  // checked when it is opened
+  c.pes_per_node = parsed_var("HOSHMEM_PES_PER_NODE", [](const char *text) {
+    auto k = parse_uint(text);
+    return k && *k <= (1u << 30) ? k : std::nullopt;
+  });
   c.put_copy = choice_var("HOSHMEM_PUT_COPY", {"auto", "avx512", "avx2", "sse2"});
   c.sleep_timeout_us = parsed_var("HOSHMEM_SLEEP_TIMEOUT_US", [](const char *text) {
     auto us = parse_uint(text);

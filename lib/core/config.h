@@ -21,6 +21,7 @@ struct Config {
   std::string put_copy;       // HOSHMEM_PUT_COPY: auto | avx512 | avx2 | sse2
   std::string device;         // HOSHMEM_DEVICE: name[:port], empty for the first active port
   std::string transport;      // HOSHMEM_TRANSPORT: auto | rc | dc | ud
+  uint64_t pes_per_node;      // HOSHMEM_PES_PER_NODE (0: as the launcher places them)
 };
 
 // Reads and validates every variable; a bad value is fatal with the accepted range.

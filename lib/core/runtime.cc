@@ -4,12 +4,13 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "lib/base/parse.h"
-#include "lib/core/hca_atomics.h"
+#include "lib/core/rdma.h"
 #include "lib/core/team.h"
 #include "lib/core/version.h"
 #include "lib/transport/net/peer.h"
@@ -114,16 +115,17 @@ void runtime_init(int requested, int *provided, const char *routine) {
                       : "this CPU lacks its instructions, or the variable was set after start",
           copy);
 
-  const int local = static_cast<int>(boot.local_ranks().size());
-  if (local != rt.npes)
-    fatal(routine,
-          "the job spans several nodes (%d of %d PEs on this one) but no RDMA device is "
-          "present: inter-node communication needs an InfiniBand/RoCE HCA",
-          local, rt.npes);
+  boot.group_nodes(static_cast<int>(rt.config.pes_per_node));
+  const int local = static_cast<int>(boot.node_ranks().size());
+  const bool spans_nodes = local != rt.npes;
+  if (spans_nodes && rt.config.atomics == "sw")
+    fatal(routine, "the job spans several nodes (%d of %d PEs on this one), and all-SW mode "
+          "across nodes needs the UD transport, which is not available yet: use "
+          "HOSHMEM_ATOMICS=hw or auto", local, rt.npes);
 
   // Whether this PE can do HCA atomics goes out with the memory records (one exchange).
   std::string no_hca;
-  hca_probe(boot, &no_hca);
+  rdma_probe(boot, &no_hca);
 
   cpu_set_t my_cpus;
   CPU_ZERO(&my_cpus);
@@ -142,11 +144,12 @@ void runtime_init(int requested, int *provided, const char *routine) {
   // The atomicity mode, the same on every PE: all-HW needs HCA atomics on all of them.
   int lacking = -1;
   for (int pe = 0; pe < rt.npes; ++pe)
-    if (!hca_capable(boot, pe) && lacking < 0) lacking = pe;
+    if (!rdma_capable(boot, pe) && lacking < 0) lacking = pe;
   const char *why = nullptr;
   auto mode = atomics::choose_mode({rt.config.atomics, lacking < 0, false}, &why);
-  if (!mode && rt.config.atomics == "hw" && lacking >= 0)
-    fatal(routine, "HOSHMEM_ATOMICS=hw, but PE %d cannot do HCA atomics%s%s", lacking,
+  if (lacking >= 0 && (rt.config.atomics == "hw" || spans_nodes))
+    fatal(routine, "%s, but PE %d cannot do HCA atomics%s%s",
+          spans_nodes ? "the job spans several nodes" : "HOSHMEM_ATOMICS=hw", lacking,
           lacking == rt.me ? ": " : "", lacking == rt.me ? no_hca.c_str() : "");
   if (!mode) fatal(routine, "%s", why);
   rt.mode = *mode;
@@ -159,11 +162,11 @@ void runtime_init(int requested, int *provided, const char *routine) {
     if (t == "dc")
       fatal(routine, "HOSHMEM_TRANSPORT=dc is not available yet: use rc or auto");
   }
-  if (rt.mode == atomics::AtomicityMode::AllHardware) rt.remote_atomics = hca_start(boot);
-  else hca_stop();
+  rt.spans_nodes = spans_nodes;
   rt.wait = choose_wait_policy(rt.config.wait, node_is_oversubscribed(boot));
   rt.wait.data_sleep = fast_path_data_sleep;
   if (rt.config.sleep_timeout_us) rt.wait.sleep_timeout_ns = rt.config.sleep_timeout_us * 1000;
+  if (spans_nodes) rt.wait.first_sleep_ns = std::min(10 * 1000L, rt.wait.sleep_timeout_ns);
 
   static std::vector<shm::ControlBlock *> controls;
   controls.assign(rt.npes, nullptr);
@@ -178,6 +181,8 @@ void runtime_init(int requested, int *provided, const char *routine) {
                               rt.space.heap.base, rt.space.data.base, rt.space.heap.size,
                               rt.space.data.size, rt.space.heap.mapped, rt.space.data.mapped,
                               nullptr};
+  if (rt.mode == atomics::AtomicityMode::AllHardware) rt.remote_atomics = rdma_start(boot);
+  else rdma_stop();
   rt.cpu_atomics_ok = rt.cpu_atomics_table.get();
   rt.barrier.setup(rt.me, controls, &rt.wait);
   create_predefined_teams();
@@ -201,7 +206,7 @@ void runtime_finalize() {
   rt.initialized = false;
   destroy_all_teams();
   rt.remote_atomics = nullptr;
-  hca_stop();  // before the memory it registered goes
+  rdma_stop();  // before the memory it registered goes
   rt.memory.teardown();
   rt.space = SymmetricSpace{};
   rt.control = nullptr;
@@ -220,7 +225,7 @@ void runtime_print_info(FILE *out) {
           rt.mode == atomics::AtomicityMode::AllHardware
               ? "every AMO by the HCA, to this node's PEs through loopback"
               : "CPU atomics on shared memory");
-  fprintf(out, "  RDMA device: %s\n", hca_description().c_str());
+  fprintf(out, "  RDMA device: %s\n", rdma_description().c_str());
   fprintf(out, "  transport: %s\n",
           rt.mode == atomics::AtomicityMode::AllHardware
               ? "rc (HCA atomics over RC queue pairs, connected on first use)"
@@ -264,6 +269,18 @@ void report_out_of_bounds(const void *addr, size_t len, size_t room, const char 
 
 void report_misaligned(const void *addr, size_t alignment, const char *routine) {
   fatal(routine, "address %p is not aligned to %zu bytes", addr, alignment);
+}
+
+void check_off_node(const void *sym, size_t len, int pe, const char *routine) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(sym);
+  size_t room;
+  if (uintptr_t off = a - rt.space.heap.base; off < rt.space.heap.size)
+    room = rt.space.heap.size - off;
+  else if (uintptr_t off = a - rt.space.data.base; off < rt.space.data.size)
+    room = rt.space.data.size - off;
+  else
+    report_not_symmetric(sym, pe, routine);
+  if (rt.debug && len > room) report_out_of_bounds(sym, len, room, routine);
 }
 
 void report_null(const char *what, const char *routine) {

@@ -33,6 +33,7 @@ struct Runtime {
   shm::ControlBlock *const *control = nullptr;  // per PE, null when off-node
   // --- cold ---
   bool initialized = false;
+  bool spans_nodes = false;  // some PEs are on other nodes (reached over the network)
   int init_count = 0;
   int thread_level = 0;  // SHMEM_THREAD_*, as provided at the first init
   Config config{};
@@ -88,13 +89,20 @@ const char *runtime_build_string();
                                        const char *routine);
 [[noreturn]] void report_misaligned(const void *addr, size_t alignment, const char *routine);
 [[noreturn]] void report_null(const char *what, const char *routine);
+// remote_address's checks for a PE of another node (nothing is mapped to translate to).
+void check_off_node(const void *sym, size_t len, int pe, const char *routine);
 
-// Where PE `pe`'s copy of the symmetric range [sym, sym + len) is mapped here. Always checks the
-// PE and that `sym` is symmetric (a wrong one would index the tables out of bounds); with
-// SHMEM_DEBUG also that the whole range is inside the segment.
+// Where PE `pe`'s copy of the symmetric range [sym, sym + len) is mapped here, or nullptr when
+// `pe` is on another node (reached over the network: rdma.h). Always checks the PE and that `sym`
+// is symmetric (a wrong one would index the tables out of bounds); with SHMEM_DEBUG also that the
+// whole range is inside the segment.
 inline char *remote_address(const void *sym, size_t len, int pe, const char *routine) {
   if (static_cast<unsigned>(pe) >= static_cast<unsigned>(rt.npes)) [[unlikely]]
     report_bad_pe(pe, routine);
+  if (!rt.control[pe]) [[unlikely]] {
+    check_off_node(sym, len, pe, routine);
+    return nullptr;
+  }
   size_t room;
   char *p = rt.space.translate(sym, pe, &room);
   if (!p) [[unlikely]]

@@ -58,7 +58,7 @@ void SymmetricMemory::setup(Bootstrap &boot, const HeapConfig &config) {
   data_mapped_.assign(npes, nullptr);
   control_.assign(npes, nullptr);
   same_address_ = true;
-  for (int pe : boot.local_ranks()) {
+  for (int pe : boot.node_ranks()) {
     MemoryRecord r = mine;
     if (pe != me) {
       std::vector<uint8_t> bytes = boot.get(pe, kRecordKey);

@@ -10,6 +10,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "lib/transport/shm/control_block.h"
@@ -22,6 +23,10 @@ struct WaitPolicy {
   uint32_t spin_iterations = 256;  // 0 when PEs outnumber cores
   uint32_t yield_iterations = 256;
   long sleep_timeout_ns = 500 * 1000;
+  // A job that spans nodes: writes from another node arrive by RDMA and ring no doorbell, so a
+  // sleeper must look again on its own. Its sleeps then start this short and double up to
+  // sleep_timeout_ns (poll, then back off). 0: every sleep is sleep_timeout_ns.
+  long first_sleep_ns = 0;
   // Called with true before a wait for data first announces its sleep and with false when that
   // wait ends: the writers that do not look at `sleeping` after each store must be turned off
   // first (lib/core/fast_path.cc). nullptr: none.
@@ -46,6 +51,7 @@ void wait_until_ready(const WaitPolicy &policy, shm::ControlBlock *mine, shm::Sl
   // After a wake-up that did not make us ready, start over with spinning and yielding before the
   // next sleep: a peer streaming writes at us then pays for a futex wake only once per round, not
   // once per write.
+  long sleep_ns = policy.first_sleep_ns ? policy.first_sleep_ns : policy.sleep_timeout_ns;
   for (;;) {
     for (uint32_t i = 0; i < policy.spin_iterations; ++i) {
       if (ready()) return;
@@ -65,8 +71,9 @@ void wait_until_ready(const WaitPolicy &policy, shm::ControlBlock *mine, shm::Sl
     uint32_t seen = mine->doorbell.load(std::memory_order_acquire);
     mine->sleeping.fetch_or(what, std::memory_order_seq_cst);
     if (ready()) return;
-    futex_wait(&mine->doorbell, seen, policy.sleep_timeout_ns);
+    futex_wait(&mine->doorbell, seen, sleep_ns);
     if (ready()) return;
+    if (sleep_ns < policy.sleep_timeout_ns) sleep_ns = std::min(2 * sleep_ns, policy.sleep_timeout_ns);
   }
 }
 

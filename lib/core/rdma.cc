@@ -1,0 +1,271 @@
+// lib/core: the job's RDMA path over the RC transport (rdma.h).
+#include "lib/core/rdma.h"
+
+#include <cstring>
+#include <memory>
+
+#include "lib/atomics/hca_encoding.h"
+#include "lib/core/runtime.h"
+#include "lib/transport/ib/device.h"
+#include "lib/transport/net/peer.h"
+#include "lib/transport/rc/rc_transport.h"
+
+namespace hoshmem {
+namespace {
+
+constexpr char kProbeKey[] = "hoshmem.hca";
+constexpr char kSegmentsKey[] = "hoshmem.rdma.seg";
+
+struct ProbeRecord {
+  uint8_t capable;
+  rc::PeerAddress address;
+};
+
+struct SegmentRecord {  // where a PE's segments are and their keys: O(1) per PE
+  uint64_t file_base, data_base;  // file: control area, then the heap
+  uint32_t file_rkey, data_rkey;
+};
+
+[[noreturn]] void rc_failed(int pe, const char *cause) {
+  fatal("RDMA", "operation on PE %d failed: %s", pe, cause);
+}
+
+// The AMO backend of the all-HW mode and of other nodes, and the network of peer.h.
+class Rdma final : public atomics::AtomicBackend, public peer::Network {
+ public:
+  const char *name() const override { return "HCA atomics over RC"; }
+
+  void execute(const atomics::AmoRequest &r, bool) override {
+    const ib::RemoteAddr where = remote(r.target, r.pe);
+    const ib::AtomicCaps &caps = device->atomics();
+    uint64_t old;
+    // Straight to the HCA when it has the encoding this op needs on this size; otherwise
+    // compare-swap loops.
+    const bool masked_here = caps.masked && (caps.masked_sizes_rc & r.size);
+    const bool direct = r.size == 8 && simple(r.op) ? caps.standard : masked_here;
+    if (direct) {
+      old = transport.atomic(r.pe, atomics::encode_for_hca(r.op, r.size, r.operand, r.compare),
+                             where);
+    } else {
+      old = cas_loop(r, where);
+    }
+    if (r.fetch_out) memcpy(r.fetch_out, &old, r.size);  // little-endian: the low bytes
+    if (r.op != atomics::AmoOp::Fetch && rt.control[r.pe]) notify(r.pe);  // a waiter here
+  }
+
+  void quiet() override { transport.quiet(); }
+
+  // peer::Network
+  void write(int pe, void *mine, const void *src, size_t len) override {
+    put(pe, remote(mine, pe), src, len, false);
+  }
+  void read(int pe, void *dst, const void *mine, size_t len) override {
+    get(pe, dst, remote(mine, pe), len);
+  }
+  void flush() override { transport.quiet(); }
+
+  // RMA from and to any local memory. Until the transport takes any buffer itself: inline when it
+  // fits, else zero-copy from a registered source or through the bounce buffer, completed at once.
+  void put(int pe, const ib::RemoteAddr &to, const void *src, size_t len, bool nbi) {
+    const auto *from = static_cast<const char *>(src);
+    for (size_t at = 0; at < len;) {
+      const size_t n = std::min(len - at, kBounceBytes);
+      const ib::RemoteAddr dest{to.addr + at, to.rkey};
+      if (n <= transport.max_inline()) {
+        transport.put_inline(pe, from + at, static_cast<uint32_t>(n), dest);
+      } else if (uint32_t lkey = local_key(from + at, n)) {
+        transport.put(pe, {reinterpret_cast<uint64_t>(from + at), lkey}, static_cast<uint32_t>(n),
+                      dest);
+        if (!nbi) transport.quiet();
+      } else {
+        memcpy(bounce, from + at, n);
+        transport.put(pe, {reinterpret_cast<uint64_t>(bounce), bounce_mr->lkey},
+                      static_cast<uint32_t>(n), dest);
+        transport.quiet();
+      }
+      at += n;
+    }
+  }
+  void get(int pe, void *dst, const ib::RemoteAddr &from, size_t len) {
+    auto *to = static_cast<char *>(dst);
+    for (size_t at = 0; at < len;) {
+      const size_t n = std::min(len - at, kBounceBytes);
+      const ib::RemoteAddr source{from.addr + at, from.rkey};
+      if (uint32_t lkey = local_key(to + at, n)) {
+        transport.get(pe, {reinterpret_cast<uint64_t>(to + at), lkey}, static_cast<uint32_t>(n),
+                      source);
+      } else {
+        transport.get(pe, {reinterpret_cast<uint64_t>(bounce), bounce_mr->lkey},
+                      static_cast<uint32_t>(n), source);
+        memcpy(to + at, bounce, n);
+      }
+      at += n;
+    }
+  }
+
+  // Where this PE's address `sym` (control area, heap or globals) is on PE `pe`.
+  ib::RemoteAddr remote(const void *sym, int pe) const {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(sym);
+    const SegmentRecord &s = segments[static_cast<size_t>(pe)];
+    if (uintptr_t off = a - file_base; off < file_size) return {s.file_base + off, s.file_rkey};
+    return {s.data_base + (a - rt.space.data.base), s.data_rkey};
+  }
+
+  static constexpr size_t kBounceBytes = 64 * 1024;
+  std::unique_ptr<ib::Device> device;
+  rc::Transport transport;
+  std::vector<SegmentRecord> segments;
+  uintptr_t file_base = 0;
+  size_t file_size = 0;
+  ibv_mr *file_mr = nullptr, *data_mr = nullptr, *bounce_mr = nullptr;
+  char *bounce = nullptr;
+
+ private:
+  // The lkey of a registered local range, 0 if it is not in one.
+  uint32_t local_key(const void *p, size_t n) const {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    if (a - file_base < file_size && a + n - file_base <= file_size) return file_mr->lkey;
+    if (data_mr && a - rt.space.data.base < rt.space.data.size &&
+        a + n - rt.space.data.base <= rt.space.data.size)
+      return data_mr->lkey;
+    return 0;
+  }
+
+  // 8-byte operations the standard atomics do without masks.
+  static bool simple(atomics::AmoOp op) {
+    return op == atomics::AmoOp::Fetch || op == atomics::AmoOp::FetchAdd ||
+           op == atomics::AmoOp::CompareSwap;
+  }
+
+  // Without the masked atomics this operation needs: compare-swap loops on the aligned 8-byte
+  // word that holds it (still atomic with respect to every other HCA atomic).
+  uint64_t cas_loop(const atomics::AmoRequest &r, const ib::RemoteAddr &where) {
+    const ib::RemoteAddr word{where.addr & ~uint64_t{7}, where.rkey};
+    const unsigned shift = static_cast<unsigned>(where.addr & 7) * 8;  // little-endian host
+    const uint64_t mask = r.size == 8 ? ~uint64_t{0} : ((uint64_t{1} << 32) - 1) << shift;
+    const atomics::HcaAtomic op = atomics::encode_for_hca(r.op, r.size, r.operand, r.compare);
+    uint64_t seen = transport.atomic(r.pe, atomics::encode_for_hca(atomics::AmoOp::Fetch, 8, 0, 0),
+                                     word);
+    for (;;) {
+      uint64_t part = (seen & mask) >> shift;
+      const uint64_t old = atomics::hca_apply(op, &part);  // part becomes the new value
+      const uint64_t next = (seen & ~mask) | ((part << shift) & mask);
+      if (next == seen) return old;  // nothing to write: the read was the atomic
+      const uint64_t got = transport.atomic(
+          r.pe, atomics::encode_for_hca(atomics::AmoOp::CompareSwap, 8, next, seen), word);
+      if (got == seen) return old;
+      seen = got;
+    }
+  }
+};
+
+Rdma *g_rdma = nullptr;
+std::string g_why_not;  // why this PE has no HCA atomics
+
+ibv_mr *register_range(uintptr_t base, size_t size, int access) {
+  if (size == 0) return nullptr;
+  return ibv_reg_mr(g_rdma->device->pd(), reinterpret_cast<void *>(base), size, access);
+}
+
+constexpr int kRemoteAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                              IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+
+}  // namespace
+
+bool rdma_probe(Bootstrap &boot, std::string *why) {
+  ProbeRecord mine{};
+  if (rt.config.atomics != "sw") {
+    auto spec = ib::parse_device_spec(rt.config.device.c_str());
+    if (!spec)
+      fatal("shmem_init", "invalid HOSHMEM_DEVICE='%s': expected a device name, optionally with "
+            ":port (e.g. mlx5_0:1)", rt.config.device.c_str());
+    auto hca = std::make_unique<Rdma>();
+    hca->device = std::make_unique<ib::Device>();
+    if (!hca->device->open(*spec, why)) {
+      if (!spec->name.empty() && why->empty()) *why = "no RDMA device";
+    } else if (!hca->device->atomics().standard) {
+      *why = std::string(hca->device->name()) + " has no atomics";
+    } else if (!hca->transport.init(hca->device.get(), rt.me, rt.npes, rc_failed, why)) {
+    } else {
+      mine.capable = 1;
+      mine.address = hca->transport.address();
+      g_rdma = hca.release();
+    }
+  }
+  g_why_not = mine.capable ? "" : (why->empty() ? "no RDMA device" : *why);
+  boot.put(kProbeKey, &mine, sizeof mine);
+  return mine.capable;
+}
+
+bool rdma_capable(Bootstrap &boot, int pe) {
+  std::vector<uint8_t> bytes = boot.get(pe, kProbeKey);
+  ProbeRecord r{};
+  if (bytes.size() == sizeof r) memcpy(&r, bytes.data(), sizeof r);
+  if (r.capable && g_rdma) g_rdma->transport.set_peer(pe, r.address);
+  return r.capable != 0;
+}
+
+atomics::AtomicBackend *rdma_start(Bootstrap &boot) {
+  if (!g_rdma) fatal("shmem_init", "no RDMA device on this PE: %s", g_why_not.c_str());
+  Rdma &r = *g_rdma;
+  // The control area (team slots: the library's messages) and the heap are one file, one region.
+  r.file_base = reinterpret_cast<uintptr_t>(rt.memory.own_file());
+  r.file_size = rt.memory.file_size();
+  r.file_mr = register_range(r.file_base, r.file_size, kRemoteAccess);
+  r.data_mr = rt.space.data.mapped ? register_range(rt.space.data.base, rt.space.data.size,
+                                                    kRemoteAccess)
+                                   : nullptr;
+  r.bounce = static_cast<char *>(aligned_alloc(4096, Rdma::kBounceBytes));
+  r.bounce_mr = r.bounce ? register_range(reinterpret_cast<uintptr_t>(r.bounce),
+                                          Rdma::kBounceBytes, IBV_ACCESS_LOCAL_WRITE)
+                         : nullptr;
+  if (!r.file_mr || !r.bounce_mr || (rt.space.data.mapped && rt.space.data.size && !r.data_mr))
+    fatal("shmem_init", "cannot register the symmetric heap (%zu bytes) and globals with %s: %s "
+          "(raise the locked-memory limit, ulimit -l)", rt.space.heap.size, r.device->name(),
+          strerror(errno));
+  SegmentRecord mine{r.file_base, rt.space.data.base, r.file_mr->rkey,
+                     r.data_mr ? r.data_mr->rkey : 0};
+  boot.put(kSegmentsKey, &mine, sizeof mine);
+  boot.exchange();
+  r.segments.resize(static_cast<size_t>(rt.npes));
+  for (int pe = 0; pe < rt.npes; ++pe) {
+    std::vector<uint8_t> bytes = boot.get(pe, kSegmentsKey);
+    if (bytes.size() != sizeof(SegmentRecord))
+      fatal("shmem_init", "PE %d published no memory keys", pe);
+    memcpy(&r.segments[static_cast<size_t>(pe)], bytes.data(), sizeof(SegmentRecord));
+  }
+  peer::routes.network = &r;
+  return &r;
+}
+
+void rdma_stop() {
+  if (!g_rdma) return;
+  peer::routes.network = nullptr;
+  g_rdma->transport.quiet();
+  g_rdma->transport.shutdown();
+  for (ibv_mr *mr : {g_rdma->file_mr, g_rdma->data_mr, g_rdma->bounce_mr})
+    if (mr) ibv_dereg_mr(mr);
+  free(g_rdma->bounce);
+  delete g_rdma;
+  g_rdma = nullptr;
+}
+
+void rdma_put(int pe, void *sym, const void *source, size_t bytes, bool nbi) {
+  g_rdma->put(pe, g_rdma->remote(sym, pe), source, bytes, nbi);
+}
+
+void rdma_get(int pe, void *dest, const void *sym, size_t bytes, bool) {
+  g_rdma->get(pe, dest, g_rdma->remote(sym, pe), bytes);
+}
+
+void rdma_fence(int pe) {
+  if (pe >= 0) return g_rdma->transport.fence(pe);
+  for (int p = 0; p < rt.npes; ++p) g_rdma->transport.fence(p);
+}
+
+std::string rdma_description() {
+  if (g_rdma) return g_rdma->device->describe();
+  return rt.config.atomics == "sw" ? "not opened (HOSHMEM_ATOMICS=sw)" : g_why_not;
+}
+
+}  // namespace hoshmem

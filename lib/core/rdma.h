@@ -1,0 +1,43 @@
+// lib/core: the job's RDMA path, used for PEs of other nodes (RMA, AMOs, the library's own
+// messages) and, in the all-HW atomicity mode, for every AMO (to this PE itself and to the PEs of
+// this node included: HCA loopback), so no CPU atomic ever races an HCA atomic on a symmetric word.
+//
+// At shmem_init, before the mode is chosen, rdma_probe() opens the device (HOSHMEM_DEVICE) and
+// publishes whether this PE can do HCA atomics, with its connection manager's address; the mode
+// is then chosen from every PE's answer. rdma_start() registers this PE's control area and heap
+// (one memory region: they are one file) and its globals, exchanges one base address and rkey per
+// segment (O(1) per PE), installs the atomic backend and routes library messages to other nodes
+// through it (lib/transport/net/peer.h).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "lib/atomics/backend.h"
+#include "lib/bootstrap/bootstrap.h"
+
+namespace hoshmem {
+
+// Opens the device and the RC transport if the configuration may use them; publishes this PE's
+// record (before the bootstrap's next exchange). False with *why when this PE cannot do HCA
+// atomics (*why empty: no RDMA device at all).
+bool rdma_probe(Bootstrap &boot, std::string *why);
+// After the exchange: whether PE `pe` published that it can.
+bool rdma_capable(Bootstrap &boot, int pe);
+// Registers the segments, exchanges their keys (a collective exchange), sets peer::routes.network
+// and returns the atomic backend. Fatal on failure.
+atomics::AtomicBackend *rdma_start(Bootstrap &boot);
+// Completes outstanding operations and releases the device (also when it was only probed).
+void rdma_stop();
+// For SHMEM_INFO: the device and its capabilities, or why there is none.
+std::string rdma_description();
+
+// RMA with PE `pe` of another node. `sym` is this PE's address of the symmetric object (heap or
+// globals, checked by the caller). put: `source` is reusable on return unless `nbi` (then after
+// quiet); get: `dest` is complete on return unless `nbi` (then after quiet).
+void rdma_put(int pe, void *sym, const void *source, size_t bytes, bool nbi);
+void rdma_get(int pe, void *dest, const void *sym, size_t bytes, bool nbi);
+// Later operations to `pe` (to every PE: pe < 0) are ordered after earlier ones.
+void rdma_fence(int pe);
+
+}  // namespace hoshmem
