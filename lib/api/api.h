@@ -20,6 +20,6 @@ struct TeamView;
 // SHMEM_DEBUG, on entry to a team collective over `view`: a member that already sent this PE a
 // message from an active-set collective this PE did not call with the same active set is fatal
 // here (lib/api/collectives.cc) instead of both hanging. The world barrier watches for it while
-// it waits (ShmBarrier::run).
+// it waits (WorldBarrier::run).
 void check_active_sets_matched(const TeamView &view, const char *routine);
 }  // namespace hoshmem

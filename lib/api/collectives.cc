@@ -16,20 +16,21 @@ static_assert(coll::kMgmtReserveBytes == kTeamMgmtBytes);
 
 namespace {
 
-char *peer_address(const void *sym, int pe) { return rt.space.translate(sym, pe); }
-char *token_address(uint64_t token, int pe) { return rt.space.at_token(token, pe); }
+// This PE's address of the object a symmetric token names (lib/coll names every PE's copy by it).
+const char *token_address(uint64_t token) {
+  return reinterpret_cast<const char *>(
+      token & SymmetricSpace::kDataBit ? rt.space.data.base + (token & ~SymmetricSpace::kDataBit)
+                                       : rt.space.heap.base + token);
+}
 
 // Under SHMEM_DEBUG the collectives compare the arguments that must agree across the team.
 const char *debug_check(const char *routine) { return rt.debug ? routine : nullptr; }
 
-void check_members_here(const TeamView &view, const char *routine) {
+// Channels are indexed by world PE in a slot of fixed size.
+void check_channel_room(const char *routine) {
   if (rt.npes > coll::kMaxChannelPes) [[unlikely]]
     fatal(routine, "collectives support at most %d PEs (job has %d)", coll::kMaxChannelPes,
           rt.npes);
-  for (int m = 0; m < view.size; ++m)
-    if (!rt.control[view.world[m]]) [[unlikely]]
-      fatal(routine, "PE %d of the team is on another node: collectives are intra-node only",
-            view.world[m]);
 }
 
 const TeamView &team_view(shmem_team_t team, const char *routine) {
@@ -42,7 +43,7 @@ const TeamView &team_view(shmem_team_t team, const char *routine) {
     fatal(routine, "this PE is not a member of the team");
   team->view.watch = rt.debug ? routine : nullptr;
   if (rt.debug) {
-    check_members_here(team->view, routine);
+    check_channel_room(routine);
     check_active_sets_matched(team->view, routine);
   }
   return team->view;
@@ -96,7 +97,8 @@ struct ActiveSet {
     view.control = rt.control;
     view.wait = &rt.wait;
     view.watch = rt.debug ? routine : nullptr;
-    check_members_here(view, routine);
+    view.note_locality();
+    check_channel_room(routine);
   }
 };
 
@@ -154,7 +156,7 @@ void do_broadcast(const TeamView &v, void *dest, const void *source, size_t nele
   const size_t bytes = checked_bytes(nelems, elem_size, routine);
   check_symmetric(dest, bytes, "dest", routine);
   if (v.rank == root) check_symmetric(source, bytes, "source", routine);
-  coll::broadcast(v, peer_address, dest, source, bytes, root, root_copies, debug_check(routine));
+  coll::broadcast(v, dest, source, bytes, root, root_copies, debug_check(routine));
 }
 
 void do_collect(const TeamView &v, void *dest, const void *source, size_t nelems,
@@ -163,7 +165,7 @@ void do_collect(const TeamView &v, void *dest, const void *source, size_t nelems
   check_symmetric(source, bytes, "source", routine);
   if (fixed) {
     check_symmetric(dest, checked_bytes(bytes, v.size, routine), "dest", routine);
-    coll::fcollect(v, peer_address, dest, source, bytes, debug_check(routine));
+    coll::fcollect(v, dest, source, bytes, debug_check(routine));
   } else {
     check_symmetric(dest, bytes, "dest", routine);
     coll::collect(v, token_address, dest, source, rt.space.token(source), bytes);
@@ -176,7 +178,7 @@ void do_alltoall(const TeamView &v, void *dest, const void *source, ptrdiff_t ds
   const size_t total = checked_bytes(nelems, v.size, routine);
   check_symmetric(dest, strided_span(total, dst, elem_size, routine), "dest", routine);
   check_symmetric(source, strided_span(total, sst, elem_size, routine), "source", routine);
-  coll::alltoall(v, peer_address, dest, source, dst, sst, nelems, elem_size, debug_check(routine));
+  coll::alltoall(v, dest, source, dst, sst, nelems, elem_size, debug_check(routine));
 }
 
 void do_reduce(const TeamView &v, void *dest, const void *source, size_t nelems, size_t elem_size,
@@ -185,7 +187,7 @@ void do_reduce(const TeamView &v, void *dest, const void *source, size_t nelems,
   check_symmetric(dest, bytes, "dest", routine);
   check_symmetric(source, bytes, "source", routine);
   check_in_place_or_disjoint(dest, source, bytes, routine);
-  coll::reduce(v, peer_address, dest, source, nelems, elem_size, combine, debug_check(routine));
+  coll::reduce(v, dest, source, nelems, elem_size, combine, debug_check(routine));
 }
 
 void do_scan(const TeamView &v, void *dest, const void *source, size_t nelems, size_t elem_size,
@@ -194,7 +196,7 @@ void do_scan(const TeamView &v, void *dest, const void *source, size_t nelems, s
   check_symmetric(dest, bytes, "dest", routine);
   check_symmetric(source, bytes, "source", routine);
   check_in_place_or_disjoint(dest, source, bytes, routine);
-  coll::scan(v, peer_address, dest, source, nelems, elem_size, combine, inclusive, identity,
+  coll::scan(v, dest, source, nelems, elem_size, combine, inclusive, identity,
              debug_check(routine));
 }
 

@@ -6,25 +6,74 @@
 
 namespace hoshmem {
 
-void ShmBarrier::setup(int me, std::vector<shm::ControlBlock *> controls,
-                       const WaitPolicy *policy) {
+void WorldBarrier::setup(int me, std::vector<shm::ControlBlock *> controls,
+                         const WaitPolicy *policy) {
   me_ = me;
   controls_ = std::move(controls);
   policy_ = policy;
   epoch_ = 0;  // every shmem_init creates fresh (zeroed) control blocks
+  const int n = static_cast<int>(controls_.size());
+  bool one_node = true;
+  for (shm::ControlBlock *cb : controls_) one_node &= cb != nullptr;
+  gather_ = one_node && n > 2 && n <= coll::kWorldArrivalPes;
 }
 
 // A PE that has not entered barrier `epoch` but left us an active-set message (see run()).
 // Its entry count is read after the message: a PE that sent after entering is seen as entered.
-int ShmBarrier::stray_active_set_sender(uint64_t epoch) const {
+// Off-node PEs are skipped: their count would cost an RDMA read per poll.
+int WorldBarrier::stray_active_set_sender(uint64_t epoch) const {
   for (int pe = 0; pe < static_cast<int>(controls_.size()); ++pe)
-    if (pe != me_ && coll::pending_active_set_messages(controls_[me_], pe) != 0 &&
+    if (pe != me_ && controls_[pe] &&
+        coll::pending_active_set_messages(controls_[me_], pe) != 0 &&
         controls_[pe]->barriers_entered.value.load(std::memory_order_acquire) < epoch)
       return pe;
   return -1;
 }
 
-void ShmBarrier::run(const char *check) {
+namespace {
+// PE `pe`'s arrival word in slot 0 of the PE it is named in.
+std::atomic<uint64_t> &arrival(shm::ControlBlock *cb, int pe) {
+  return reinterpret_cast<std::atomic<uint64_t> *>(shm::team_slot(cb, 0) +
+                                                   coll::kWorldArrivalOffset)[pe];
+}
+}  // namespace
+
+void WorldBarrier::gather(uint64_t epoch, const auto &wait) {
+  const int n = static_cast<int>(controls_.size());
+  shm::ControlBlock *mine = controls_[me_];
+  if (me_ != 0) {
+    peer::store(0, &arrival(mine, me_), epoch);  // names my word in PE 0's slot
+    peer::ring(0);
+    auto &released = mine->barrier_round[1].value;
+    wait([&] { return released.load(std::memory_order_acquire) >= epoch; });
+    return;
+  }
+  int missing = 1;  // PEs below it have arrived
+  wait([&] {
+    for (; missing < n; ++missing)
+      if (arrival(mine, missing).load(std::memory_order_acquire) < epoch) return false;
+    return true;
+  });
+  for (int pe = 1; pe < n; ++pe) {
+    peer::store(pe, &mine->barrier_round[1].value, epoch);
+    peer::ring(pe);
+  }
+}
+
+void WorldBarrier::disseminate(uint64_t epoch, const auto &wait) {
+  const int n = static_cast<int>(controls_.size());
+  shm::ControlBlock *mine = controls_[me_];
+  int round = 0;
+  for (int distance = 1; distance < n; distance <<= 1, ++round) {
+    const int partner = (me_ + distance) % n;
+    auto &flag = mine->barrier_round[round].value;  // names the partner's too
+    peer::store(partner, &flag, epoch);
+    peer::ring(partner);
+    wait([&] { return flag.load(std::memory_order_acquire) >= epoch; });
+  }
+}
+
+void WorldBarrier::run(const char *check) {
   const int n = static_cast<int>(controls_.size());
   if (n == 1) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -45,37 +94,8 @@ void ShmBarrier::run(const char *check) {
       return false;
     });
   };
-  if (n > 2 && !peer::routes.network) {
-    // Gather + release through PE 0: every PE waits once (one wake-up instead of one per
-    // dissemination round), which is what counts when PEs share cores. PE 0's barrier_round[0]
-    // counts all arrivals ever (n - 1 per barrier); barrier_round[1] of the others is the epoch
-    // released.
-    shm::ControlBlock *root = controls_[0];
-    auto &arrived = root->barrier_round[0].value;
-    if (me_ != 0) {
-      arrived.fetch_add(1, std::memory_order_seq_cst);
-      shm::ring_doorbell(root);
-      auto &released = mine->barrier_round[1].value;
-      wait([&] { return released.load(std::memory_order_acquire) >= epoch; });
-      return;
-    }
-    const uint64_t all = epoch * static_cast<uint64_t>(n - 1);
-    wait([&] { return arrived.load(std::memory_order_acquire) >= all; });
-    for (int pe = 1; pe < n; ++pe) {
-      controls_[pe]->barrier_round[1].value.store(epoch, std::memory_order_seq_cst);
-      shm::ring_doorbell(controls_[pe]);
-    }
-    return;
-  }
-  int round = 0;
-  shm::ControlBlock *own = reinterpret_cast<shm::ControlBlock *>(peer::routes.own_control);
-  for (int distance = 1; distance < n; distance <<= 1, ++round) {
-    const int partner = (me_ + distance) % n;
-    peer::store(partner, &own->barrier_round[round].value, epoch);
-    peer::ring(partner);
-    auto &flag = mine->barrier_round[round].value;
-    wait([&] { return flag.load(std::memory_order_acquire) >= epoch; });
-  }
+  if (gather_) gather(epoch, wait);
+  else disseminate(epoch, wait);
 }
 
 }  // namespace hoshmem

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -10,25 +11,43 @@
 namespace hoshmem::coll {
 namespace {
 
-// --- channels -------------------------------------------------------------------------------
+// --- channels (see collectives.h) ---------------------------------------------------------------
 
-std::atomic<uint64_t> &channel(char *slot, int sender_world_pe) {
-  return *reinterpret_cast<std::atomic<uint64_t> *>(slot + static_cast<size_t>(sender_world_pe) *
-                                                               kChannelStride);
+// My channel for world PE `pe`, in my slot. Counts are kept mod 2^32: a pair never has 2^32
+// messages outstanding, so the difference sent - taken is exact.
+struct Channel {
+  std::atomic<uint64_t> arrived;  // messages `pe` has sent me; stored by `pe` only
+  uint32_t taken;                 // messages from `pe` I have taken (mine only)
+  uint32_t sent;                  // messages I have sent to `pe` (mine only)
+};
+static_assert(sizeof(Channel) == kChannelStride);
+
+Channel &channel(char *slot, int world_pe) { return reinterpret_cast<Channel *>(slot)[world_pe]; }
+
+uint32_t pending(const Channel &c) {
+  return static_cast<uint32_t>(c.arrived.load(std::memory_order_acquire)) - c.taken;
 }
 
-// One message to member `to`. seq_cst: publishes every store made before it (data the receiver
-// will read) and orders against the doorbell check.
+// One message to member `to`: my new count into my channel in its slot (named by my own channel
+// for myself). On this node a seq_cst store, which publishes every store made before it (data the
+// receiver will read) and orders against the doorbell check; off node an RDMA write that follows
+// every earlier write to `to`.
 void send(const TeamView &t, int to) {
-  channel(t.scratch(to), t.world[t.rank]).fetch_add(1, std::memory_order_seq_cst);
-  shm::ring_doorbell(t.control[t.world[to]]);
+  const int pe = t.world[to];
+  char *slot = t.my_scratch();
+  const uint32_t count = ++channel(slot, pe).sent;
+  peer::store(pe, &channel(slot, t.world[t.rank]).arrived, count);
+  peer::ring(pe);
 }
 
-// Waits until ready(); with t.watch, also fails if member `peer` cannot come any more (TeamView).
+// Waits until ready(); with t.watch, also fails if member `peer` cannot come any more (TeamView;
+// an off-node member is not watched).
 template <class Ready>
 void wait_for(const TeamView &t, int peer, Ready &&ready) {
-  if (!t.watch) return wait_until_ready(*t.wait, t.my_control(), shm::kSleepForSync, ready);
-  const auto &theirs = t.control[t.world[peer]]->barriers_entered.value;
+  const shm::ControlBlock *their_control = t.control[t.world[peer]];
+  if (!t.watch || !their_control)
+    return wait_until_ready(*t.wait, t.my_control(), shm::kSleepForSync, ready);
+  const auto &theirs = their_control->barriers_entered.value;
   const uint64_t mine = t.my_control()->barriers_entered.value.load(std::memory_order_relaxed);
   wait_until_ready(*t.wait, t.my_control(), shm::kSleepForSync, [&] {
     if (ready()) return true;
@@ -43,10 +62,23 @@ void wait_for(const TeamView &t, int peer, Ready &&ready) {
 
 // Takes one message from member `from`, waiting (and yielding) until there is one.
 void receive(const TeamView &t, int from) {
-  std::atomic<uint64_t> &c = channel(t.my_scratch(), t.world[from]);
-  if (c.load(std::memory_order_acquire) == 0)
-    wait_for(t, from, [&] { return c.load(std::memory_order_acquire) != 0; });
-  c.fetch_sub(1, std::memory_order_acq_rel);
+  Channel &c = channel(t.my_scratch(), t.world[from]);
+  if (pending(c) == 0) wait_for(t, from, [&] { return pending(c) != 0; });
+  ++c.taken;
+}
+
+// Member 0 takes one message from every other member, in one wait (each wait is a possible
+// context switch when members share cores).
+void receive_from_all_others(const TeamView &t) {
+  char *slot = t.my_scratch();
+  int missing = 1;  // members below it have a message waiting
+  auto all_there = [&] {
+    for (; missing < t.size; ++missing)
+      if (pending(channel(slot, t.world[missing])) == 0) return false;
+    return true;
+  };
+  if (!all_there()) wait_for(t, missing, all_there);
+  for (int m = 1; m < t.size; ++m) ++channel(slot, t.world[m]).taken;
 }
 
 // Binomial tree over relative ranks v = (rank - root) mod n: parent of v > 0 is v without its
@@ -54,18 +86,46 @@ void receive(const TeamView &t, int from) {
 int high_bit(int v) { return v ? 1 << (31 - __builtin_clz(static_cast<unsigned>(v))) : 0; }
 int first_child_step(int v) { return v ? high_bit(v) << 1 : 1; }
 
+// Member m's copy of my `bytes` at `mine` (a symmetric object, or a place in my slot): read in
+// place through the mapping on this node, else copied with peer::read (an RDMA read) into `copy`.
+const char *peer_bytes(const TeamView &t, int member, const void *mine, size_t bytes, char *copy) {
+  if (const char *there = peer::mapped(t.world[member], mine)) return there;
+  peer::read(t.world[member], copy, mine, bytes);
+  return copy;
+}
+
+// Member m's copy of `bytes` at `mine` into `out` (mapped: memcpy; off node: peer::read).
+void copy_from(const TeamView &t, int member, void *out, const void *mine, size_t bytes) {
+  if (const char *there = peer::mapped(t.world[member], mine)) memcpy(out, there, bytes);
+  else peer::read(t.world[member], out, mine, bytes);
+}
+
 // Values a member shows the others in its slot, written before the sync that lets them read it.
 // Line 0: collect's sizes; line 1: the arguments compared under SHMEM_DEBUG.
 struct Shown {
   alignas(64) std::atomic<uint64_t> a, b;
 };
-Shown &shown(const TeamView &t, int member, int line) {
-  return reinterpret_cast<Shown *>(t.scratch(member) + kPublishOffset)[line];
+Shown &my_shown(const TeamView &t, int line) {
+  return reinterpret_cast<Shown *>(t.my_scratch() + kPublishOffset)[line];
 }
 void show(const TeamView &t, int line, uint64_t a, uint64_t b) {
-  Shown &s = shown(t, t.rank, line);
+  Shown &s = my_shown(t, line);
   s.a.store(a, std::memory_order_relaxed);
   s.b.store(b, std::memory_order_relaxed);
+}
+// What member m shows on `line`: loads from its mapping, or one RDMA read of both words.
+void shown_by(const TeamView &t, int member, int line, uint64_t *a, uint64_t *b) {
+  Shown &mine = my_shown(t, line);
+  if (char *there = peer::mapped(t.world[member], &mine)) {
+    const Shown &s = *reinterpret_cast<const Shown *>(there);
+    *a = s.a.load(std::memory_order_relaxed);
+    *b = s.b.load(std::memory_order_relaxed);
+    return;
+  }
+  uint64_t line_copy[sizeof(Shown) / sizeof(uint64_t)];
+  peer::read(t.world[member], line_copy, &mine, sizeof line_copy);
+  *a = line_copy[offsetof(Shown, a) / sizeof(uint64_t)];
+  *b = line_copy[offsetof(Shown, b) / sizeof(uint64_t)];
 }
 
 // SHMEM_DEBUG: every member must pass the same (a, b); a mismatch is fatal on the PE that sees
@@ -76,8 +136,8 @@ void agree(const TeamView &t, uint64_t a, uint64_t b, const char *names, const c
   show(t, 1, a, b);
   sync(t);
   for (int m = 0; m < t.size; ++m) {
-    Shown &s = shown(t, m, 1);
-    const uint64_t ma = s.a.load(std::memory_order_relaxed), mb = s.b.load(std::memory_order_relaxed);
+    uint64_t ma, mb;
+    shown_by(t, m, 1, &ma, &mb);
     if (ma != a || mb != b) [[unlikely]]
       fatal(check, "arguments differ across the team: (%s) is (%llu, %llu) here, (%llu, %llu) on PE %d",
             names, static_cast<unsigned long long>(a), static_cast<unsigned long long>(b),
@@ -86,7 +146,7 @@ void agree(const TeamView &t, uint64_t a, uint64_t b, const char *names, const c
   sync(t);
 }
 
-char *staging(const TeamView &t, int member) { return t.scratch(member) + kStagingOffset; }
+char *my_staging(const TeamView &t) { return t.my_scratch() + kStagingOffset; }
 
 // --- push cells (see kCellPes in collectives.h) -------------------------------------------------
 
@@ -101,46 +161,67 @@ std::atomic<uint64_t> &cell_counter(char *slot, size_t offset, int world_pe) {
   return reinterpret_cast<std::atomic<uint64_t> *>(slot + offset)[world_pe];
 }
 
-// My cell in member `to`'s slot, once `to` has consumed everything I wrote there before.
-char *claim_cell(const TeamView &t, int to) {
-  const int me = t.world[t.rank];
-  const uint64_t sent =
-      cell_counter(t.my_scratch(), kCellSentOffset, t.world[to]).load(std::memory_order_relaxed);
-  std::atomic<uint64_t> &consumed = cell_counter(t.scratch(to), kCellConsumedOffset, me);
-  if (consumed.load(std::memory_order_acquire) != sent)
-    wait_for(t, to, [&] { return consumed.load(std::memory_order_acquire) == sent; });
-  return t.scratch(to) + kCellsOffset + static_cast<size_t>(me) * kCellBytes;
+// Cell of world PE `sender` in my slot; for sender == me it names my cell in every receiver's.
+char *cell(char *slot, int sender_world_pe) {
+  return slot + kCellsOffset + static_cast<size_t>(sender_world_pe) * kCellBytes;
 }
 
-// The cell claimed from `to` is written: count it and tell `to`.
-void post_cell(const TeamView &t, int to) {
-  cell_counter(t.my_scratch(), kCellSentOffset, t.world[to]).fetch_add(1, std::memory_order_relaxed);
+// `to` has consumed every cell I wrote to it (a load of my own memory: `to` stores the count).
+bool cell_free(const TeamView &t, int to) {
+  char *mine = t.my_scratch();
+  return cell_counter(mine, kCellConsumedOffset, t.world[to]).load(std::memory_order_acquire) ==
+         cell_counter(mine, kCellSentOffset, t.world[to]).load(std::memory_order_relaxed);
+}
+
+// Where to produce my next cell for `to`: my cell in its slot when it is mapped here (written in
+// place), else `bounce` (sent by post_cell). Waits until `to` has consumed my previous one.
+char *claim_cell(const TeamView &t, int to, char *bounce) {
+  if (!cell_free(t, to)) wait_for(t, to, [&] { return cell_free(t, to); });
+  char *there = peer::mapped(t.world[to], cell(t.my_scratch(), t.world[t.rank]));
+  return there ? there : bounce;
+}
+
+// The cell claimed from `to` holds `bytes`: off node, write them (peer::write) ahead of the
+// message, which publishes them; count it and tell `to`.
+void post_cell(const TeamView &t, int to, const char *claimed, size_t bytes) {
+  char *mine = t.my_scratch();
+  char *name = cell(mine, t.world[t.rank]);
+  if (!peer::on_node(t.world[to])) peer::write(t.world[to], name, claimed, bytes);
+  cell_counter(mine, kCellSentOffset, t.world[to]).fetch_add(1, std::memory_order_relaxed);
   send(t, to);
 }
 
 void push_cell(const TeamView &t, int to, const void *data, size_t bytes) {
-  memcpy(claim_cell(t, to), data, bytes);
-  post_cell(t, to);
+  alignas(64) char bounce[kCellBytes];
+  char *c = claim_cell(t, to, bounce);
+  memcpy(c, data, bytes);
+  post_cell(t, to, c, bytes);
 }
 
 // Waits for member `from`'s next cell write and returns the cell (valid until release_cell).
 const char *arrived_cell(const TeamView &t, int from) {
   receive(t, from);
-  return t.my_scratch() + kCellsOffset + static_cast<size_t>(t.world[from]) * kCellBytes;
+  return cell(t.my_scratch(), t.world[from]);
 }
 
-// Done with `from`'s cell: it may write again (wake it if it waits for that).
+// Done with `from`'s cell: my count of consumed cells into its slot, where it polls (wake it if
+// it waits for that).
 void release_cell(const TeamView &t, int from) {
-  cell_counter(t.my_scratch(), kCellConsumedOffset, t.world[from])
-      .fetch_add(1, std::memory_order_seq_cst);
-  shm::ring_doorbell(t.control[t.world[from]]);
+  char *mine = t.my_scratch();
+  const int pe = t.world[from];
+  auto &taken = cell_counter(mine, kCellTakenOffset, pe);
+  const uint64_t count = taken.load(std::memory_order_relaxed) + 1;
+  taken.store(count, std::memory_order_relaxed);
+  peer::store(pe, &cell_counter(mine, kCellConsumedOffset, t.world[t.rank]), count);
+  peer::ring(pe);
 }
 
 // One round of cells with every other member: produce(member, cell) fills the cell this member
 // sends to `member`, consume(member, cell) reads the one it received from `member`. Sends and
 // receives proceed in whatever order they become possible (a receiver still holding my previous
 // cell, a sender that is late) and the member waits only when neither can: on shared cores each
-// wait can cost a context switch, so nobody waits for one peer while another is ready.
+// wait can cost a context switch, so nobody waits for one peer while another is ready. Every
+// wait is on my own memory (consumed counts and channels in my slot).
 template <class Produce, class Consume>
 void exchange_cells(const TeamView &t, Produce &&produce, Consume &&consume) {
   const int n = t.size, me = t.rank;
@@ -148,18 +229,11 @@ void exchange_cells(const TeamView &t, Produce &&produce, Consume &&consume) {
   const uint64_t others =
       (n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1) & ~(uint64_t{1} << me);
   uint64_t to_send = others, to_take = others;
-  auto can_send = [&](int m) {
-    const uint64_t sent =
-        cell_counter(mine, kCellSentOffset, t.world[m]).load(std::memory_order_relaxed);
-    return cell_counter(t.scratch(m), kCellConsumedOffset, t.world[me])
-               .load(std::memory_order_acquire) == sent;
-  };
-  auto can_take = [&](int m) {
-    return channel(mine, t.world[m]).load(std::memory_order_acquire) != 0;
-  };
+  alignas(64) char bounce[kCellBytes];
+  auto can_take = [&](int m) { return pending(channel(mine, t.world[m])) != 0; };
   auto any_ready = [&] {
     for (uint64_t p = to_send; p; p &= p - 1)
-      if (can_send(__builtin_ctzll(p))) return true;
+      if (cell_free(t, __builtin_ctzll(p))) return true;
     for (uint64_t p = to_take; p; p &= p - 1)
       if (can_take(__builtin_ctzll(p))) return true;
     return false;
@@ -169,9 +243,9 @@ void exchange_cells(const TeamView &t, Produce &&produce, Consume &&consume) {
     for (int s = 1; s < n; ++s) {  // from the right neighbour on, so senders spread out
       const int m = (me + s) % n;
       const uint64_t bit = uint64_t{1} << m;
-      if ((to_send & bit) && can_send(m)) {
-        produce(m, t.scratch(m) + kCellsOffset + static_cast<size_t>(t.world[me]) * kCellBytes);
-        post_cell(t, m);
+      if ((to_send & bit) && cell_free(t, m)) {
+        char *c = claim_cell(t, m, bounce);
+        post_cell(t, m, c, produce(m, c));
         to_send &= ~bit;
         progressed = true;
       }
@@ -180,8 +254,8 @@ void exchange_cells(const TeamView &t, Produce &&produce, Consume &&consume) {
       const int m = (me - s + n) % n;
       const uint64_t bit = uint64_t{1} << m;
       if ((to_take & bit) && can_take(m)) {
-        channel(mine, t.world[m]).fetch_sub(1, std::memory_order_acq_rel);
-        consume(m, mine + kCellsOffset + static_cast<size_t>(t.world[m]) * kCellBytes);
+        ++channel(mine, t.world[m]).taken;
+        consume(m, cell(mine, t.world[m]));
         release_cell(t, m);
         to_take &= ~bit;
         progressed = true;
@@ -203,23 +277,25 @@ void share(size_t nelems, int n, int m, size_t *lo, size_t *hi) {
 
 // Up a binomial tree rooted at member 0 through the staging areas, then the result back down.
 // Messages per pair: child->parent "partial ready", parent->child "result ready", child->parent
-// "copied" (the parent's staging may be reused only after that).
+// "copied" (the parent's staging may be reused only after that). A parent reads its children's
+// staging and a child its parent's: in place on this node, with peer::read off node.
 void reduce_tree(const TeamView &t, void *dest, const void *source, size_t nelems,
                  size_t elem_size, Combine combine) {
   const int n = t.size, v = t.rank;
   const size_t bytes = nelems * elem_size;
-  char *mine = staging(t, v);
+  char *mine = my_staging(t);
+  alignas(64) char copy[kSmallReduceBytes];
   memcpy(mine, source, bytes);
   const int first = first_child_step(v);
   for (int m = first; v + m < n; m <<= 1) {
     receive(t, v + m);
-    combine(mine, staging(t, v + m), nelems);
+    combine(mine, peer_bytes(t, v + m, mine, bytes, copy), nelems);
   }
   if (v > 0) {
     const int parent = v - high_bit(v);
     send(t, parent);
     receive(t, parent);
-    memcpy(mine, staging(t, parent), bytes);
+    copy_from(t, parent, mine, mine, bytes);
     send(t, parent);
   }
   for (int m = first; v + m < n; m <<= 1) send(t, v + m);
@@ -284,31 +360,31 @@ void reduce_gather(const TeamView &t, void *dest, const void *source, size_t nel
 
 // Reduce-scatter then allgather, directly on the symmetric buffers. Member m owns share m: it
 // combines that share of every source into its own dest. In place is safe: a member writes only
-// its own share of dest while the others read other shares of its source.
-void reduce_scatter_allgather(const TeamView &t, PeerAddress peer, void *dest, const void *source,
-                              size_t nelems, size_t elem_size, Combine combine) {
+// its own share of dest while the others read other shares of its source. Off-node sources and
+// shares are fetched with peer::read, a block at a time.
+void reduce_scatter_allgather(const TeamView &t, void *dest, const void *source, size_t nelems,
+                              size_t elem_size, Combine combine) {
   const int n = t.size, me = t.rank;
-  alignas(64) char block[8192];
+  alignas(64) char block[8192], fetched[8192];
   const size_t per_block = sizeof block / elem_size;
-  std::vector<const char *> sources(n);
-  for (int m = 0; m < n; ++m) sources[m] = peer(source, t.world[m]);
+  const char *src = static_cast<const char *>(source);
 
   sync(t);  // every source is ready
   size_t lo, hi;
   share(nelems, n, me, &lo, &hi);
   for (size_t at = lo; at < hi; at += per_block) {
-    const size_t count = std::min(per_block, hi - at);
-    memcpy(block, static_cast<const char *>(source) + at * elem_size, count * elem_size);
+    const size_t count = std::min(per_block, hi - at), off = at * elem_size;
+    memcpy(block, src + off, count * elem_size);
     for (int s = 1; s < n; ++s)
-      combine(block, sources[(me + s) % n] + at * elem_size, count);
-    memcpy(static_cast<char *>(dest) + at * elem_size, block, count * elem_size);
+      combine(block, peer_bytes(t, (me + s) % n, src + off, count * elem_size, fetched), count);
+    memcpy(static_cast<char *>(dest) + off, block, count * elem_size);
   }
   sync(t);  // every share is final
   for (int s = 1; s < n; ++s) {
     const int m = (me + s) % n;
     share(nelems, n, m, &lo, &hi);
-    memcpy(static_cast<char *>(dest) + lo * elem_size, peer(dest, t.world[m]) + lo * elem_size,
-           (hi - lo) * elem_size);
+    char *at = static_cast<char *>(dest) + lo * elem_size;
+    copy_from(t, m, at, at, (hi - lo) * elem_size);
   }
   sync(t);  // nobody reads my dest any more
 }
@@ -325,19 +401,25 @@ void copy_strided(char *to, ptrdiff_t to_stride, const char *from, ptrdiff_t fro
 
 }  // namespace
 
+void flush_writes() {
+  if (peer::routes.network) peer::routes.network->flush();
+}
+
 void sync(const TeamView &t) {
   const int n = t.size;
-  if (n > 2) {
+  if (n > 2 && !t.spans_nodes) {
     // Gather to member 0 and release: each member waits once (dissemination waits log n times,
     // and every wait is a possible context switch when members share cores).
     if (t.rank == 0) {
-      for (int m = 1; m < n; ++m) receive(t, m);
+      receive_from_all_others(t);
       for (int m = 1; m < n; ++m) send(t, m);
     } else {
       send(t, 0);
       receive(t, 0);
     }
   } else if (n > 1) {
+    // Dissemination: ceil(log2 n) rounds, in round k a message to member +2^k and one from -2^k.
+    // Each ordered pair meets in one round only, so consecutive syncs cannot mix their messages.
     for (int d = 1; d < n; d <<= 1) {
       send(t, (t.rank + d) % n);
       receive(t, (t.rank - d + n) % n);
@@ -346,8 +428,8 @@ void sync(const TeamView &t) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
-void broadcast(const TeamView &t, PeerAddress peer, void *dest, const void *source, size_t bytes,
-               int root, bool root_copies, const char *check) {
+void broadcast(const TeamView &t, void *dest, const void *source, size_t bytes, int root,
+               bool root_copies, const char *check) {
   const int n = t.size;
   const int v = (t.rank - root + n) % n;
   agree(t, bytes, root, "bytes, PE_root", check);
@@ -372,19 +454,21 @@ void broadcast(const TeamView &t, PeerAddress peer, void *dest, const void *sour
     return;
   }
 
-  const char *from = nullptr;  // the parent's copy
+  // Pipelined: a child reads each chunk of its parent's copy once the parent announced it: in
+  // place on this node, with peer::read off node.
+  const char *from = nullptr;  // the parent's copy, named by mine
   int parent = -1;
   if (v > 0) {
     const int prel = v - high_bit(v);
     parent = member(prel);
-    from = prel == 0 ? peer(source, t.world[parent]) : peer(dest, t.world[parent]);
+    from = static_cast<const char *>(prel == 0 ? source : dest);
   }
   const size_t chunk = std::min(bytes, kBroadcastChunkBytes);
   for (size_t at = 0; at < bytes; at += chunk) {
     const size_t len = std::min(chunk, bytes - at);
     if (v > 0) {
       receive(t, parent);
-      if (len) memcpy(static_cast<char *>(dest) + at, from + at, len);
+      if (len) copy_from(t, parent, static_cast<char *>(dest) + at, from + at, len);
     }
     // Largest subtree first: it has the longest way to go.
     for (int m = last; m >= first; m >>= 1) send(t, member(v + m));
@@ -394,20 +478,20 @@ void broadcast(const TeamView &t, PeerAddress peer, void *dest, const void *sour
 }
 
 namespace {
-// Reads every peer's block of `bytes` straight from its source, starting at the right neighbour.
-void gather_blocks(const TeamView &t, PeerAddress peer, void *dest, const void *source,
-                   size_t bytes) {
+// Reads every peer's block of `bytes` from its source (mapped, or peer::read off node), starting
+// at the right neighbour.
+void gather_blocks(const TeamView &t, void *dest, const void *source, size_t bytes) {
   const int n = t.size, me = t.rank;
   char *out = static_cast<char *>(dest);
   memcpy(out + me * bytes, source, bytes);
   for (int s = 1; s < n; ++s) {
     const int m = (me + s) % n;
-    memcpy(out + m * bytes, peer(source, t.world[m]), bytes);
+    copy_from(t, m, out + m * bytes, source, bytes);
   }
 }
 }  // namespace
 
-void fcollect(const TeamView &t, PeerAddress peer, void *dest, const void *source, size_t bytes,
+void fcollect(const TeamView &t, void *dest, const void *source, size_t bytes,
               const char *check) {
   agree(t, bytes, 0, "bytes, 0", check);
   if (bytes == 0) return;
@@ -416,16 +500,20 @@ void fcollect(const TeamView &t, PeerAddress peer, void *dest, const void *sourc
     char *out = static_cast<char *>(dest);
     memcpy(out + t.rank * bytes, source, bytes);
     exchange_cells(
-        t, [&](int, char *cell) { memcpy(cell, source, bytes); },
-        [&](int m, const char *cell) { memcpy(out + m * bytes, cell, bytes); });
+        t,
+        [&](int, char *c) {
+          memcpy(c, source, bytes);
+          return bytes;
+        },
+        [&](int m, const char *c) { memcpy(out + m * bytes, c, bytes); });
     return;
   }
   sync(t);
-  gather_blocks(t, peer, dest, source, bytes);
+  gather_blocks(t, dest, source, bytes);
   sync(t);
 }
 
-void collect(const TeamView &t, TokenAddress peer, void *dest, const void *source,
+void collect(const TeamView &t, TokenAddress named, void *dest, const void *source,
              uint64_t source_token, size_t bytes) {
   const int n = t.size, me = t.rank;
   char *out = static_cast<char *>(dest);
@@ -439,12 +527,14 @@ void collect(const TeamView &t, TokenAddress peer, void *dest, const void *sourc
       uint64_t bytes, token;
     };
     constexpr size_t room = kCellBytes - sizeof(Header);
+    alignas(64) char bounce[kCellBytes];
     for (int s = 1; s < n; ++s) {
-      char *cell = claim_cell(t, (me + s) % n);
+      const int to = (me + s) % n;
+      char *c = claim_cell(t, to, bounce);
       const Header h{bytes, source_token};
-      memcpy(cell, &h, sizeof h);
-      if (bytes <= room) memcpy(cell + sizeof h, source, bytes);
-      post_cell(t, (me + s) % n);
+      memcpy(c, &h, sizeof h);
+      if (bytes <= room) memcpy(c + sizeof h, source, bytes);
+      post_cell(t, to, c, sizeof h + (bytes <= room ? bytes : 0));
     }
     std::vector<const char *> cells(n, nullptr);
     bool all_fit = bytes <= room;
@@ -465,31 +555,34 @@ void collect(const TeamView &t, TokenAddress peer, void *dest, const void *sourc
       if (sizes[m] && sizes[m] <= room)
         memcpy(out + offset[m], cells[m] + sizeof(Header), sizes[m]);
       else if (sizes[m])
-        memcpy(out + offset[m], peer(tokens[m], t.world[m]), sizes[m]);
+        copy_from(t, m, out + offset[m], named(tokens[m]), sizes[m]);
       release_cell(t, m);
     }
     if (!all_fit) sync(t);
     return;
   }
-  // Each member shows its size and token in its own slot; read after the first sync, rewritten
-  // only by the next collect, which nobody can start before everyone passed the second sync.
+  // Each member shows its size and token in its own slot; read after the first sync (an RDMA
+  // read per off-node member), rewritten only by the next collect, which nobody can start before
+  // everyone passed the second sync.
   show(t, 0, bytes, source_token);
   sync(t);
   for (int m = 0; m < n; ++m) {
-    sizes[m] = shown(t, m, 0).a.load(std::memory_order_relaxed);
-    tokens[m] = shown(t, m, 0).b.load(std::memory_order_relaxed);
+    uint64_t size;
+    shown_by(t, m, 0, &size, &tokens[m]);
+    sizes[m] = size;
     offset[m + 1] = offset[m] + sizes[m];
   }
   for (int s = 0; s < n; ++s) {
     const int m = (me + s) % n;
-    if (sizes[m])
-      memcpy(out + offset[m], m == me ? source : peer(tokens[m], t.world[m]), sizes[m]);
+    if (!sizes[m]) continue;
+    if (m == me) memcpy(out + offset[m], source, sizes[m]);
+    else copy_from(t, m, out + offset[m], named(tokens[m]), sizes[m]);
   }
   sync(t);
 }
 
 uint64_t pending_active_set_messages(shm::ControlBlock *mine, int sender) {
-  return channel(shm::team_slot(mine, kActiveSetSlot), sender).load(std::memory_order_acquire);
+  return pending(channel(shm::team_slot(mine, kActiveSetSlot), sender));
 }
 
 int unmatched_active_set_peer(const TeamView &t) {
@@ -498,8 +591,8 @@ int unmatched_active_set_peer(const TeamView &t) {
   return -1;
 }
 
-void alltoall(const TeamView &t, PeerAddress peer, void *dest, const void *source, ptrdiff_t dst,
-              ptrdiff_t sst, size_t nelems, size_t elem_size, const char *check) {
+void alltoall(const TeamView &t, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+              size_t nelems, size_t elem_size, const char *check) {
   const uint64_t strides = static_cast<uint64_t>(dst) << 32 | static_cast<uint32_t>(sst);
   agree(t, nelems * elem_size, strides, "bytes, dst << 32 | sst", check);
   if (nelems == 0) return;
@@ -512,26 +605,41 @@ void alltoall(const TeamView &t, PeerAddress peer, void *dest, const void *sourc
     copy_strided(out + me * dst_block, dst, in + me * src_block, sst, nelems, elem_size);
     exchange_cells(
         t,
-        [&](int m, char *cell) {
-          copy_strided(cell, 1, in + m * src_block, sst, nelems, elem_size);
+        [&](int m, char *c) {
+          copy_strided(c, 1, in + m * src_block, sst, nelems, elem_size);
+          return nelems * elem_size;
         },
-        [&](int m, const char *cell) {
-          copy_strided(out + m * dst_block, dst, cell, 1, nelems, elem_size);
+        [&](int m, const char *c) {
+          copy_strided(out + m * dst_block, dst, c, 1, nelems, elem_size);
         });
     return;
   }
+  // Block `me` of every member's source: read in place on this node; off node the span it covers
+  // comes with one peer::read (into dest directly when both strides are 1).
+  const size_t span = ((nelems - 1) * sst + 1) * elem_size;
+  std::vector<char> fetched;
   sync(t);
   for (int s = 0; s < n; ++s) {
     const int m = (me + s) % n;
-    const char *from = (s == 0 ? static_cast<const char *>(source) : peer(source, t.world[m])) +
-                       me * src_block;
-    copy_strided(static_cast<char *>(dest) + m * dst_block, dst, from, sst, nelems, elem_size);
+    const char *name = in + me * src_block;
+    char *to = out + m * dst_block;
+    const char *from = s == 0 ? name : peer::mapped(t.world[m], name);
+    if (!from && dst == 1 && sst == 1) {
+      peer::read(t.world[m], to, name, span);
+      continue;
+    }
+    if (!from) {
+      fetched.resize(span);
+      peer::read(t.world[m], fetched.data(), name, span);
+      from = fetched.data();
+    }
+    copy_strided(to, dst, from, sst, nelems, elem_size);
   }
   sync(t);
 }
 
-void reduce(const TeamView &t, PeerAddress peer, void *dest, const void *source, size_t nelems,
-            size_t elem_size, Combine combine, const char *check) {
+void reduce(const TeamView &t, void *dest, const void *source, size_t nelems, size_t elem_size,
+            Combine combine, const char *check) {
   const size_t bytes = nelems * elem_size;
   agree(t, nelems, elem_size, "nelems, element size", check);
   if (bytes == 0) return;
@@ -539,23 +647,24 @@ void reduce(const TeamView &t, PeerAddress peer, void *dest, const void *source,
     if (dest != source) memmove(dest, source, bytes);
     return;
   }
-  if (cells_fit(t, bytes) && t.size > 2 && t.wait->spin_iterations == 0)
+  if (cells_fit(t, bytes) && t.size > 2 && t.wait->spin_iterations == 0 && !t.spans_nodes)
     reduce_gather(t, dest, source, nelems, elem_size, combine);
   else if (cells_fit(t, bytes))
     reduce_cells(t, dest, source, nelems, elem_size, combine);
   else if (bytes <= kSmallReduceBytes)
     reduce_tree(t, dest, source, nelems, elem_size, combine);
   else
-    reduce_scatter_allgather(t, peer, dest, source, nelems, elem_size, combine);
+    reduce_scatter_allgather(t, dest, source, nelems, elem_size, combine);
 }
 
 // Member m owns share m of the elements: it reads that share of every member's source in member
 // order, keeps the running sum, and writes each member's prefix into that member's dest (a put).
 // Only the owner touches share m of any source or dest, so in place is safe as long as each block
-// is read before it is written. O(nelems) reads and writes per member, two syncs.
-void scan(const TeamView &t, PeerAddress peer, void *dest, const void *source, size_t nelems,
-          size_t elem_size, Combine combine, bool inclusive, const void *identity,
-          const char *check) {
+// is read before it is written. O(nelems) reads and writes per member, two syncs. Off node the
+// reads are peer::read and the writes peer::write, flushed before the closing sync (its messages
+// may reach a member before my writes to it would).
+void scan(const TeamView &t, void *dest, const void *source, size_t nelems, size_t elem_size,
+          Combine combine, bool inclusive, const void *identity, const char *check) {
   const size_t bytes = nelems * elem_size;
   agree(t, nelems, elem_size, "nelems, element size", check);
   if (bytes == 0) return;
@@ -569,17 +678,14 @@ void scan(const TeamView &t, PeerAddress peer, void *dest, const void *source, s
     const size_t count = std::min(per_block, hi - at), off = at * elem_size;
     for (size_t i = 0; i < count; ++i) memcpy(running + i * elem_size, identity, elem_size);
     for (int m = 0; m < n; ++m) {
-      memcpy(value, peer(source, t.world[m]) + off, count * elem_size);
-      char *out = peer(dest, t.world[m]) + off;
-      if (inclusive) {
-        combine(running, value, count);
-        memcpy(out, running, count * elem_size);
-      } else {
-        memcpy(out, running, count * elem_size);
-        combine(running, value, count);
-      }
+      copy_from(t, m, value, static_cast<const char *>(source) + off, count * elem_size);
+      char *out = static_cast<char *>(dest) + off;  // names member m's
+      if (inclusive) combine(running, value, count);
+      peer::write(t.world[m], out, running, count * elem_size);
+      if (!inclusive) combine(running, value, count);
     }
   }
+  flush_writes();
   sync(t);  // every share of my dest is written
 }
 

@@ -2,20 +2,27 @@
 // active-set forms alike). The API layer checks arguments and picks element types; this layer
 // moves bytes and synchronizes.
 //
-// Synchronization: every member's scratch slot starts with one counting channel per sender
-// (indexed by the sender's world PE). A send adds 1 to the receiver's channel for the sender and
-// rings its doorbell; a receive waits for a nonzero count and takes 1 off. Both ends of a pair run
-// the same deterministic algorithm, so for every ordered pair (sender, receiver) the receiver
-// consumes exactly the messages the sender produced, in the order produced: a sender that is
-// already one collective ahead only leaves counts that the next collective consumes. That needs
-// no epoch state, tolerates slot reuse (at quiescence every channel is back to zero) and works
-// for a slot shared by many active sets (channels are per world PE, not per member index).
+// Synchronization: every member's scratch slot starts with one channel per sender (indexed by
+// the sender's world PE). Each channel has one writer, the sender, and follows the rule of
+// lib/transport/net/peer.h (write remote, poll local): the sender stores its running count of
+// messages sent to this receiver into the receiver's channel (peer::store) and rings; the receiver
+// keeps in its own memory how many it has taken and waits until sent > taken. Both ends of a pair
+// run the same deterministic algorithm, so for every ordered pair (sender, receiver) the receiver
+// consumes exactly the messages the sender produced, in the order produced: a sender already one
+// collective ahead only leaves counts that the next collective consumes. At quiescence sent ==
+// taken on every pair, so a slot zeroed by its owner on team destroy restarts all three counts
+// at zero together, and a slot shared by many active sets works (channels are per world PE).
 //
-// Data: source and dest of every collective are symmetric, so members read each other's buffers
-// directly (gets over RDMA later). A member's buffers are read only after it has entered (its
-// "ready" message or a sync proves it), and it returns only once nobody reads them any more.
-// Small payloads instead go into the receiver's scratch slot (push cells, below), so small
-// collectives need neither a "ready" round nor a wait for readers to finish.
+// Data: source and dest of every collective are symmetric. A member's buffers are read by the
+// others only after it has entered (its "ready" message or a sync proves it), and it returns only
+// once nobody reads them any more. A member on this node is read through its mapping; one on
+// another node with peer::read (an RDMA read), which each place says. Small payloads instead go
+// into the receiver's scratch slot (push cells, below) with peer::write, so small collectives need
+// neither a "ready" round nor a wait for readers to finish.
+//
+// Shapes: where every member is on this node, syncs and small reductions gather to member 0 and
+// release (each member waits once: what counts when PEs share cores). A team that spans nodes
+// (TeamView::spans_nodes) uses dissemination and recursive doubling instead: O(log n) rounds.
 #pragma once
 
 #include <cstddef>
@@ -36,28 +43,33 @@ constexpr size_t kStagingBytes = shm::kTeamSlotBytes - kMgmtReserveBytes - kStag
 
 // Push cells: small payloads are written straight into the receiver's slot, one cell per sender
 // (indexed by the sender's world PE, like the channels), so a sender never waits for the receiver
-// to enter the call. Credits per ordered pair: the sender counts its writes into the receiver's
-// cell (kCellSentOffset, in the sender's slot), the receiver counts the ones it has consumed
-// (kCellConsumedOffset, in its own slot); the sender writes again only when the two agree. Both
-// counters grow together and are equal at quiescence, so slot reuse (zeroed on team destroy) and
+// to enter the call. Credits per ordered pair, each word with one writer: the sender counts its
+// writes into the receiver's cell (kCellSentOffset, its own), the receiver counts the cells it
+// has consumed (kCellTakenOffset, its own) and stores that count into the sender's slot
+// (kCellConsumedOffset), where the sender polls it; the sender writes again only when consumed
+// equals sent. The counters are equal at quiescence, so slot reuse (zeroed on team destroy) and
 // the shared active-set slot stay consistent. Used only when every member's world PE is below
 // kCellPes and the payload fits one cell.
 constexpr int kCellPes = 64;
 constexpr size_t kCellBytes = 2048;
-constexpr size_t kCellConsumedOffset = kPublishOffset + 1024;  // uint64 per sender world PE
+constexpr size_t kCellConsumedOffset = kPublishOffset + 1024;  // uint64 per receiver world PE
 constexpr size_t kCellSentOffset = kPublishOffset + 2048;      // uint64 per receiver world PE
-static_assert(kCellSentOffset + kCellPes * 8 <= kStagingOffset);
+constexpr size_t kCellTakenOffset = kPublishOffset + 3072;     // uint64 per sender world PE
+static_assert(kCellTakenOffset + kCellPes * 8 <= kStagingOffset);
 
 // Reductions up to this many bytes go up and down a binomial tree through the scratch slots
 // (2 log n message latency); larger ones use reduce-scatter + allgather on the user buffers.
 constexpr size_t kSmallReduceBytes = 16 * 1024;
 constexpr size_t kCellsOffset = kStagingOffset + kSmallReduceBytes;
 static_assert(kSmallReduceBytes + kCellPes * kCellBytes <= kStagingBytes);
+// The world barrier's arrival words (lib/coll/barrier.h), in slot 0 only: one per PE, stored by
+// that PE into PE 0's copy, when all PEs are on one node and at most kWorldArrivalPes.
+constexpr size_t kWorldArrivalOffset = kCellsOffset + kCellPes * kCellBytes;
+constexpr int kWorldArrivalPes = 2048;
+static_assert(kWorldArrivalOffset + kWorldArrivalPes * 8 <= kStagingOffset + kStagingBytes);
 // Broadcasts above this size are pipelined down the tree in chunks of this size.
 constexpr size_t kBroadcastChunkBytes = 64 * 1024;
 
-// Address here of world PE `pe`'s copy of the symmetric object `sym` (the caller has checked it).
-using PeerAddress = char *(*)(const void *sym, int world_pe);
 // acc[i] = acc[i] op in[i] for i < nelems.
 using Combine = void (*)(void *acc, const void *in, size_t nelems);
 
@@ -65,27 +77,28 @@ using Combine = void (*)(void *acc, const void *in, size_t nelems);
 // that must agree across the team (sizes, root, strides) wherever one member already reads
 // another's scratch, and a mismatch is fatal with `check` as the routine name.
 
-// Barrier over the members' channels (2 members: one exchange; more: gather to member 0, then
-// release): orders memory, completes nothing remote.
+// Barrier over the members' channels (on one node with more than 2 members: gather to member 0,
+// then release; otherwise dissemination): orders memory, completes nothing remote.
 void sync(const TeamView &team);
 
 // Binomial-tree broadcast from member `root`; the root's dest is written only when `root_copies`
 // (team form). Payloads that fit a cell are pushed down the tree (nobody waits for its children);
 // larger ones are pipelined: non-roots read their parent's copy after the parent announced it.
-void broadcast(const TeamView &team, PeerAddress peer, void *dest, const void *source,
+void broadcast(const TeamView &team, void *dest, const void *source,
                size_t bytes, int root, bool root_copies, const char *check);
 
 // Concatenation in member order of `bytes` (same on all: fcollect) or of each member's own count
 // (collect). Blocks that fit a cell are pushed to every member in one round; otherwise every
-// member reads each peer's source directly, starting from its right neighbour so that no source
-// has all readers at once, and a sync ends the call. On one node this is the bandwidth-optimal
-// exchange (every block crosses memory once per reader, as in a ring, with no forwarding
-// latency); an RDMA transport gets its own ring below this interface.
-void fcollect(const TeamView &team, PeerAddress peer, void *dest, const void *source, size_t bytes,
+// member reads each peer's source directly (peer::read from an off-node one), starting from its
+// right neighbour so that no source has all readers at once, and a sync ends the call. On one
+// node this is the bandwidth-optimal exchange (every block crosses memory once per reader, as in
+// a ring, with no forwarding latency).
+void fcollect(const TeamView &team, void *dest, const void *source, size_t bytes,
               const char *check);
 // A collect source may be NULL where its count is 0, so members name their sources to each other
-// by symmetric token (SymmetricSpace::token), never by the reader's own source address.
-using TokenAddress = char *(*)(uint64_t token, int world_pe);
+// by symmetric token (SymmetricSpace::token), never by the reader's own source address. This
+// returns this PE's address of the object a token names: peer.h's name for every PE's copy.
+using TokenAddress = const char *(*)(uint64_t token);
 void collect(const TeamView &team, TokenAddress peer, void *dest, const void *source,
              uint64_t source_token, size_t bytes);
 
@@ -94,25 +107,30 @@ void collect(const TeamView &team, TokenAddress peer, void *dest, const void *so
 // past a collective I have not entered, so such a message comes from an active-set collective
 // that member called before this one and I did not call with it: their active sets differ.
 int unmatched_active_set_peer(const TeamView &team);
-// Messages from world PE `sender` not yet taken in the active-set slot of `mine`.
+// Messages from world PE `sender` not yet taken in the active-set slot of `mine` (this PE's).
 uint64_t pending_active_set_messages(shm::ControlBlock *mine, int sender);
+
+// Makes every peer::write this PE issued so far visible at its target. Needed before a sync that
+// lets a member use data this PE wrote into its memory (the sync's messages may reach it through
+// other members, and writes are ordered per target only).
+void flush_writes();
 
 // Block j of member i's source (nelems elements of elem_size, element stride sst) lands as block i
 // of member j's dest (stride dst). Blocks that fit a cell are pushed in one round; larger ones are
 // read pairwise between two syncs: at step s member i reads from member i + s.
-void alltoall(const TeamView &team, PeerAddress peer, void *dest, const void *source,
+void alltoall(const TeamView &team, void *dest, const void *source,
               ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem_size, const char *check);
 
 // dest = source combined over all members (dest == source allowed). Cell-sized: recursive doubling
-// through the cells (when PEs share cores and there are more than 2: gather to member 0 and
-// push the result back, so that each member waits once); up to kSmallReduceBytes: a tree through the staging areas; larger:
-// reduce-scatter + allgather on the user buffers.
-void reduce(const TeamView &team, PeerAddress peer, void *dest, const void *source, size_t nelems,
+// through the cells (when more than 2 members share the cores of one node: gather to member 0
+// and push the result back, so that each member waits once); up to kSmallReduceBytes: a tree
+// through the staging areas; larger: reduce-scatter + allgather on the user buffers.
+void reduce(const TeamView &team, void *dest, const void *source, size_t nelems,
             size_t elem_size, Combine combine, const char *check);
 
 // Prefix reductions (1.6 scans): member i gets members 0..i (inclusive) or 0..i-1 (exclusive;
 // member 0 gets `identity` repeated).
-void scan(const TeamView &team, PeerAddress peer, void *dest, const void *source, size_t nelems,
+void scan(const TeamView &team, void *dest, const void *source, size_t nelems,
           size_t elem_size, Combine combine, bool inclusive, const void *identity,
           const char *check);
 

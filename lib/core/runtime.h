@@ -42,7 +42,7 @@ struct Runtime {
   WaitPolicy wait;
   std::unique_ptr<Bootstrap> boot;
   SymmetricMemory memory;
-  ShmBarrier barrier;
+  WorldBarrier barrier;
   std::recursive_mutex setup_mutex;  // init/finalize/malloc family: collective, one thread at a time
   std::unique_ptr<bool[]> cpu_atomics_table;
 };

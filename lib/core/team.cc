@@ -1,9 +1,9 @@
 #include "lib/core/team.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cstring>
 #include <mutex>
+
+#include "lib/coll/team_exchange.h"
 
 namespace hoshmem {
 namespace {
@@ -30,78 +30,9 @@ std::recursive_mutex g_mutex;
 uint64_t g_used_slots = 0;                // bit s: slot s belongs to a team this PE is in
 std::vector<hoshmem_team *> g_user_teams;  // teams created by splits, alive on this PE
 
-// --- the team-management exchange: OR-allreduce of small word vectors over a team ---------------
-
-// One message: written by the sender into the receiver's buffer, flag last.
-struct alignas(shm::kCacheLine) MgmtBuffer {
-  std::atomic<uint64_t> flag;  // epoch of the exchange whose data is here
-  uint64_t words[16];
-};
-constexpr int kMgmtWords = 16;
-// Round 0: fold-in from a rank above the largest power of two; rounds 1..32: recursive doubling;
-// round 33: fold-out of the result.
-constexpr int kMgmtRounds = 34;
-struct MgmtArea {
-  MgmtBuffer buf[2][kMgmtRounds];  // by epoch parity: a sender can be at most one exchange ahead
-};
-static_assert(sizeof(MgmtArea) <= kTeamMgmtBytes);
-
-MgmtArea *mgmt_area(const hoshmem_team &team, int member) {
-  return reinterpret_cast<MgmtArea *>(team.view.scratch(member) + kTeamMgmtOffset);
-}
-
-void mgmt_send(const hoshmem_team &team, int member, int parity, int round, uint64_t epoch,
-               const uint64_t *words, int n) {
-  MgmtBuffer &b = mgmt_area(team, member)->buf[parity][round];
-  memcpy(b.words, words, n * sizeof(uint64_t));
-  b.flag.store(epoch, std::memory_order_release);
-  notify_sync(team.view.world_pe(member));
-}
-
-void mgmt_receive_or(const hoshmem_team &team, int parity, int round, uint64_t epoch,
-                     uint64_t *acc, int n) {
-  MgmtBuffer &b = mgmt_area(team, team.view.rank)->buf[parity][round];
-  wait_until_ready(*team.view.wait, team.view.my_control(), shm::kSleepForSync,
-                   [&] { return b.flag.load(std::memory_order_acquire) >= epoch; });
-  for (int i = 0; i < n; ++i) acc[i] |= b.words[i];
-}
-
-void mgmt_receive_copy(const hoshmem_team &team, int parity, int round, uint64_t epoch,
-                       uint64_t *acc, int n) {
-  MgmtBuffer &b = mgmt_area(team, team.view.rank)->buf[parity][round];
-  wait_until_ready(*team.view.wait, team.view.my_control(), shm::kSleepForSync,
-                   [&] { return b.flag.load(std::memory_order_acquire) >= epoch; });
-  memcpy(acc, b.words, n * sizeof(uint64_t));
-}
-
-// One exchange of up to kMgmtWords words. Ranks at or above the largest power of two p fold into
-// rank - p first and get the result back last; the others do log2(p) pairwise rounds. With n == 0
-// it is a barrier over the team.
-void allreduce_or_chunk(hoshmem_team &team, uint64_t *acc, int n) {
-  const int size = team.view.size, rank = team.view.rank;
-  const uint64_t epoch = ++team.mgmt_epoch;
-  const int parity = static_cast<int>(epoch & 1);
-  int pow2 = 1, log2 = 0;
-  while (pow2 * 2 <= size) pow2 *= 2, ++log2;
-  if (rank >= pow2) {
-    mgmt_send(team, rank - pow2, parity, 0, epoch, acc, n);
-    mgmt_receive_copy(team, parity, kMgmtRounds - 1, epoch, acc, n);
-    return;
-  }
-  if (rank + pow2 < size) mgmt_receive_or(team, parity, 0, epoch, acc, n);
-  for (int k = 0; k < log2; ++k) {
-    mgmt_send(team, rank ^ (1 << k), parity, 1 + k, epoch, acc, n);
-    mgmt_receive_or(team, parity, 1 + k, epoch, acc, n);
-  }
-  if (rank + pow2 < size) mgmt_send(team, rank + pow2, parity, kMgmtRounds - 1, epoch, acc, n);
-}
-
-// Bitwise OR of `words` over all members of `team`, result on every member.
+// Bitwise OR of `words` over all members of `team`, result on every member (lib/coll/team_exchange.h).
 void allreduce_or(hoshmem_team &team, uint64_t *words, size_t n) {
-  if (team.view.size == 1) return;
-  if (n == 0) return allreduce_or_chunk(team, words, 0);
-  for (size_t at = 0; at < n; at += kMgmtWords)
-    allreduce_or_chunk(team, words + at, static_cast<int>(std::min<size_t>(kMgmtWords, n - at)));
+  coll::allreduce_or(team.view, team.mgmt_epoch, words, n);
 }
 
 // Lowest slot not set in `used`, or -1.
@@ -124,6 +55,7 @@ void set_up(hoshmem_team &team, std::vector<int> members, int slot, bool predefi
   team.view.slot = slot;
   team.view.control = rt.control;
   team.view.wait = &rt.wait;
+  team.view.note_locality();
   team.predefined = predefined;
   team.mgmt_epoch = 0;
 }
@@ -287,10 +219,9 @@ void team_destroy(shmem_team_t team, const char *routine) {
   ThreadLock<std::recursive_mutex> guard(g_mutex);
   // Its contexts go with it (each quiets first).
   while (!team->contexts.empty()) ctx_destroy(team->contexts.back(), routine);
-  // Once every member is here nobody writes into this team's slot any more: zero my copy so the
-  // next team given this slot starts from clean flags, then free it.
-  allreduce_or(*team, nullptr, 0);
-  memset(team->view.my_scratch(), 0, shm::kTeamSlotBytes);
+  // Zero my copy of the slot once nobody writes into it any more, so the next team given it
+  // starts from clean counts, then free it.
+  coll::retire_slot(team->view, team->mgmt_epoch);
   g_used_slots &= ~(uint64_t{1} << team->view.slot);
   g_user_teams.erase(std::find(g_user_teams.begin(), g_user_teams.end(), team));
   delete team;

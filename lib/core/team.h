@@ -7,9 +7,10 @@
 // Scratch slots. Each PE has shm::kTeamSlots slots; slot 0 is WORLD's, slot 1 SHARED's. A new team
 // takes the lowest slot that is free on every one of its members, agreed during the split by an
 // OR-allreduce of the members' used-slot bitmaps over the parent team (recursive doubling:
-// O(log N) messages per PE). That exchange uses the last kTeamMgmtBytes of the *parent's* slot,
-// which collectives must leave alone. A slot is zeroed by its owner when the team is destroyed
-// (after a team-wide synchronization), so stale flags never satisfy a later team's waits.
+// O(log N) messages per PE, lib/coll/team_exchange.h). That exchange uses the last kTeamMgmtBytes
+// of the *parent's* slot, which collectives must leave alone. A slot is zeroed by its owner when
+// the team is destroyed (after a team-wide synchronization), so stale counts never satisfy a
+// later team's waits.
 #pragma once
 
 #include <shmem.h>
