@@ -12,6 +12,8 @@ void WorldBarrier::setup(int me, std::vector<shm::ControlBlock *> controls,
   controls_ = std::move(controls);
   policy_ = policy;
   epoch_ = 0;  // every shmem_init creates fresh (zeroed) control blocks
+  entered_seen_.clear();
+  entered_read_at_.clear();
   const int n = static_cast<int>(controls_.size());
   bool one_node = true;
   for (shm::ControlBlock *cb : controls_) one_node &= cb != nullptr;
@@ -20,12 +22,15 @@ void WorldBarrier::setup(int me, std::vector<shm::ControlBlock *> controls,
 
 // A PE that has not entered barrier `epoch` but left us an active-set message (see run()).
 // Its entry count is read after the message: a PE that sent after entering is seen as entered.
-// Off-node PEs are skipped: their count would cost an RDMA read per poll.
-int WorldBarrier::stray_active_set_sender(uint64_t epoch) const {
+// An off-node PE's count is an RDMA read, made at most once a millisecond (coll::barriers_entered).
+int WorldBarrier::stray_active_set_sender(uint64_t epoch) {
+  if (entered_seen_.size() != controls_.size()) {
+    entered_seen_.assign(controls_.size(), 0);
+    entered_read_at_.assign(controls_.size(), 0);
+  }
   for (int pe = 0; pe < static_cast<int>(controls_.size()); ++pe)
-    if (pe != me_ && controls_[pe] &&
-        coll::pending_active_set_messages(controls_[me_], pe) != 0 &&
-        controls_[pe]->barriers_entered.value.load(std::memory_order_acquire) < epoch)
+    if (pe != me_ && coll::pending_active_set_messages(controls_[me_], pe) != 0 &&
+        coll::barriers_entered(pe, &entered_seen_[pe], &entered_read_at_[pe]) < epoch)
       return pe;
   return -1;
 }

@@ -31,7 +31,7 @@ class WorldBarrier {
   void run(const char *check = nullptr);
 
  private:
-  int stray_active_set_sender(uint64_t epoch) const;
+  int stray_active_set_sender(uint64_t epoch);
   void gather(uint64_t epoch, const auto &wait);
   void disseminate(uint64_t epoch, const auto &wait);
   int me_ = 0;
@@ -39,6 +39,8 @@ class WorldBarrier {
   const WaitPolicy *policy_ = nullptr;
   bool gather_ = false;  // the gather shape (above); else dissemination
   uint64_t epoch_ = 0;
+  std::vector<uint64_t> entered_seen_;    // SHMEM_DEBUG: peers' barrier counts last read
+  std::vector<int64_t> entered_read_at_;  // and when (off-node peers: RDMA reads)
 };
 
 }  // namespace hoshmem

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <vector>
@@ -40,18 +41,16 @@ void send(const TeamView &t, int to) {
   peer::ring(pe);
 }
 
-// Waits until ready(); with t.watch, also fails if member `peer` cannot come any more (TeamView;
-// an off-node member is not watched).
+// Waits until ready(); with t.watch, also fails if member `peer` cannot come any more (TeamView).
 template <class Ready>
 void wait_for(const TeamView &t, int peer, Ready &&ready) {
-  const shm::ControlBlock *their_control = t.control[t.world[peer]];
-  if (!t.watch || !their_control)
-    return wait_until_ready(*t.wait, t.my_control(), shm::kSleepForSync, ready);
-  const auto &theirs = their_control->barriers_entered.value;
+  if (!t.watch) return wait_until_ready(*t.wait, t.my_control(), shm::kSleepForSync, ready);
   const uint64_t mine = t.my_control()->barriers_entered.value.load(std::memory_order_relaxed);
+  uint64_t theirs = 0;
+  int64_t last_read = 0;
   wait_until_ready(*t.wait, t.my_control(), shm::kSleepForSync, [&] {
     if (ready()) return true;
-    if (theirs.load(std::memory_order_acquire) > mine) [[unlikely]]
+    if (barriers_entered(t.world[peer], &theirs, &last_read) > mine) [[unlikely]]
       fatal(t.watch,
             "PE %d went on to a barrier_all without calling this collective with the same "
             "team or (PE_start, logPE_stride, PE_size)",
@@ -579,6 +578,21 @@ void collect(const TeamView &t, TokenAddress named, void *dest, const void *sour
     else copy_from(t, m, out + offset[m], named(tokens[m]), sizes[m]);
   }
   sync(t);
+}
+
+uint64_t barriers_entered(int pe, uint64_t *cached, int64_t *last_read_ns) {
+  const auto &mine = reinterpret_cast<shm::ControlBlock *>(peer::routes.own_control)
+                         ->barriers_entered.value;
+  if (const char *there = peer::mapped(pe, &mine))
+    return reinterpret_cast<const std::atomic<uint64_t> *>(there)->load(std::memory_order_acquire);
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  if (now - *last_read_ns >= 1000 * 1000) {
+    peer::read(pe, cached, &mine, sizeof *cached);
+    *last_read_ns = now;
+  }
+  return *cached;
 }
 
 uint64_t pending_active_set_messages(shm::ControlBlock *mine, int sender) {

@@ -110,6 +110,11 @@ int unmatched_active_set_peer(const TeamView &team);
 // Messages from world PE `sender` not yet taken in the active-set slot of `mine` (this PE's).
 uint64_t pending_active_set_messages(shm::ControlBlock *mine, int sender);
 
+// SHMEM_DEBUG's view of how many world barriers PE `pe` has entered: a load on this node, an RDMA
+// read of its control block otherwise, at most once per millisecond per caller (`last_read`
+// keeps the time and `cached` the value in between), so a waiting PE does not flood the network.
+uint64_t barriers_entered(int pe, uint64_t *cached, int64_t *last_read_ns);
+
 // Makes every peer::write this PE issued so far visible at its target. Needed before a sync that
 // lets a member use data this PE wrote into its memory (the sync's messages may reach it through
 // other members, and writes are ordered per target only).

@@ -1,6 +1,7 @@
 // lib/core: the job's RDMA path over the RC transport (rdma.h).
 #include "lib/core/rdma.h"
 
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
@@ -19,6 +20,7 @@ constexpr char kSegmentsKey[] = "hoshmem.rdma.seg";
 struct ProbeRecord {
   uint8_t capable;
   rc::PeerAddress address;
+  char why_not[96];  // when not capable: why (for the error the other PEs report)
 };
 
 struct SegmentRecord {  // where a PE's segments are and their keys: O(1) per PE
@@ -152,14 +154,17 @@ bool rdma_probe(Bootstrap &boot, std::string *why) {
     }
   }
   g_why_not = mine.capable ? "" : (why->empty() ? "no RDMA device" : *why);
+  snprintf(mine.why_not, sizeof mine.why_not, "%s", g_why_not.c_str());
   boot.put(kProbeKey, &mine, sizeof mine);
   return mine.capable;
 }
 
-bool rdma_capable(Bootstrap &boot, int pe) {
+bool rdma_capable(Bootstrap &boot, int pe, std::string *why) {
   std::vector<uint8_t> bytes = boot.get(pe, kProbeKey);
   ProbeRecord r{};
   if (bytes.size() == sizeof r) memcpy(&r, bytes.data(), sizeof r);
+  r.why_not[sizeof r.why_not - 1] = 0;
+  if (!r.capable && why) *why = r.why_not;
   if (r.capable && g_rdma) g_rdma->transport.set_peer(pe, r.address);
   return r.capable != 0;
 }

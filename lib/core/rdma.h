@@ -22,8 +22,8 @@ namespace hoshmem {
 // record (before the bootstrap's next exchange). False with *why when this PE cannot do HCA
 // atomics (*why empty: no RDMA device at all).
 bool rdma_probe(Bootstrap &boot, std::string *why);
-// After the exchange: whether PE `pe` published that it can.
-bool rdma_capable(Bootstrap &boot, int pe);
+// After the exchange: whether PE `pe` published that it can (if not, *why says why).
+bool rdma_capable(Bootstrap &boot, int pe, std::string *why = nullptr);
 // Registers the segments, exchanges their keys (a collective exchange), sets peer::routes.network
 // and returns the atomic backend. Fatal on failure.
 atomics::AtomicBackend *rdma_start(Bootstrap &boot);

@@ -144,13 +144,13 @@ void runtime_init(int requested, int *provided, const char *routine) {
   // The atomicity mode, the same on every PE: all-HW needs HCA atomics on all of them.
   int lacking = -1;
   for (int pe = 0; pe < rt.npes; ++pe)
-    if (!rdma_capable(boot, pe) && lacking < 0) lacking = pe;
+    if (!rdma_capable(boot, pe, lacking < 0 ? &no_hca : nullptr) && lacking < 0) lacking = pe;
   const char *why = nullptr;
   auto mode = atomics::choose_mode({rt.config.atomics, lacking < 0, false}, &why);
   if (lacking >= 0 && (rt.config.atomics == "hw" || spans_nodes))
-    fatal(routine, "%s, but PE %d cannot do HCA atomics%s%s",
+    fatal(routine, "%s, but PE %d cannot do HCA atomics: %s",
           spans_nodes ? "the job spans several nodes" : "HOSHMEM_ATOMICS=hw", lacking,
-          lacking == rt.me ? ": " : "", lacking == rt.me ? no_hca.c_str() : "");
+          no_hca.c_str());
   if (!mode) fatal(routine, "%s", why);
   rt.mode = *mode;
   if (rt.mode == atomics::AtomicityMode::AllHardware) {
