@@ -18,9 +18,10 @@ enum class Want { Value, Nothing, Later };
 // Runs `cpu_op` on the mapped word when CPU atomics may serve `pe`, otherwise the job's atomic
 // backend (another node, or all-HW mode).
 template <class T, class CpuOp>
-inline T run(AmoOp op, const T *dest, T operand, T compare, int pe, const char *routine,
+inline T run(AmoOp op, const T *dest, T operand, T compare, Target t, const char *routine,
              CpuOp cpu_op, Want want, T *later) {
   if (want == Want::Later) check_local(later, sizeof(T), "fetch", routine);
+  const int pe = t.pe;
   char *word = amo_address(dest, sizeof(T), pe, routine);
   if (rt.cpu_atomics_ok[pe]) [[likely]] {
     T old = cpu_op(word);
@@ -34,7 +35,8 @@ inline T run(AmoOp op, const T *dest, T operand, T compare, int pe, const char *
   void *out = want == Want::Value ? static_cast<void *>(&old)
               : want == Want::Later ? static_cast<void *>(later)
                                     : nullptr;
-  atomics::AmoRequest r{op, sizeof(T), pe, dest, cpu::to_bits(operand), cpu::to_bits(compare), out};
+  atomics::AmoRequest r{op,  sizeof(T), pe, dest, cpu::to_bits(operand), cpu::to_bits(compare),
+                        out, t.lane};
   rt.remote_atomics->execute(r, want != Want::Value);
   return old;
 }
@@ -42,46 +44,46 @@ inline T run(AmoOp op, const T *dest, T operand, T compare, int pe, const char *
 // Each operation: `want` and `later` as in run(); the value returned is the old one for
 // Want::Value only.
 template <class T>
-inline T fetch(const T *src, int pe, const char *r, Want w = Want::Value, T *later = nullptr) {
-  return run<T>(AmoOp::Fetch, src, T{}, T{}, pe, r, [](char *x) { return cpu::fetch<T>(x); }, w,
+inline T fetch(const T *src, Target to, const char *r, Want w = Want::Value, T *later = nullptr) {
+  return run<T>(AmoOp::Fetch, src, T{}, T{}, to, r, [](char *x) { return cpu::fetch<T>(x); }, w,
                 later);
 }
 template <class T>
-inline void set(T *dest, T v, int pe, const char *r) {
-  run<T>(AmoOp::Set, dest, v, T{}, pe, r, [v](char *x) {
+inline void set(T *dest, T v, Target to, const char *r) {
+  run<T>(AmoOp::Set, dest, v, T{}, to, r, [v](char *x) {
     cpu::set<T>(x, v);
     return T{};
   }, Want::Nothing, nullptr);
 }
 template <class T>
-inline T swap(T *dest, T v, int pe, const char *r, Want w = Want::Value, T *later = nullptr) {
-  return run<T>(AmoOp::Swap, dest, v, T{}, pe, r, [v](char *x) { return cpu::swap<T>(x, v); }, w,
+inline T swap(T *dest, T v, Target to, const char *r, Want w = Want::Value, T *later = nullptr) {
+  return run<T>(AmoOp::Swap, dest, v, T{}, to, r, [v](char *x) { return cpu::swap<T>(x, v); }, w,
                 later);
 }
 template <class T>
-inline T compare_swap(T *dest, T cond, T v, int pe, const char *r, Want w = Want::Value,
+inline T compare_swap(T *dest, T cond, T v, Target to, const char *r, Want w = Want::Value,
                       T *later = nullptr) {
-  return run<T>(AmoOp::CompareSwap, dest, v, cond, pe, r,
+  return run<T>(AmoOp::CompareSwap, dest, v, cond, to, r,
                 [cond, v](char *x) { return cpu::compare_swap<T>(x, cond, v); }, w, later);
 }
 template <class T>
-inline T fetch_add(T *dest, T v, int pe, const char *r, Want w = Want::Value, T *later = nullptr) {
-  return run<T>(AmoOp::FetchAdd, dest, v, T{}, pe, r,
+inline T fetch_add(T *dest, T v, Target to, const char *r, Want w = Want::Value, T *later = nullptr) {
+  return run<T>(AmoOp::FetchAdd, dest, v, T{}, to, r,
                 [v](char *x) { return cpu::fetch_add<T>(x, v); }, w, later);
 }
 template <class T>
-inline T fetch_and(T *dest, T v, int pe, const char *r, Want w = Want::Value, T *later = nullptr) {
-  return run<T>(AmoOp::FetchAnd, dest, v, T{}, pe, r,
+inline T fetch_and(T *dest, T v, Target to, const char *r, Want w = Want::Value, T *later = nullptr) {
+  return run<T>(AmoOp::FetchAnd, dest, v, T{}, to, r,
                 [v](char *x) { return cpu::fetch_and<T>(x, v); }, w, later);
 }
 template <class T>
-inline T fetch_or(T *dest, T v, int pe, const char *r, Want w = Want::Value, T *later = nullptr) {
-  return run<T>(AmoOp::FetchOr, dest, v, T{}, pe, r,
+inline T fetch_or(T *dest, T v, Target to, const char *r, Want w = Want::Value, T *later = nullptr) {
+  return run<T>(AmoOp::FetchOr, dest, v, T{}, to, r,
                 [v](char *x) { return cpu::fetch_or<T>(x, v); }, w, later);
 }
 template <class T>
-inline T fetch_xor(T *dest, T v, int pe, const char *r, Want w = Want::Value, T *later = nullptr) {
-  return run<T>(AmoOp::FetchXor, dest, v, T{}, pe, r,
+inline T fetch_xor(T *dest, T v, Target to, const char *r, Want w = Want::Value, T *later = nullptr) {
+  return run<T>(AmoOp::FetchXor, dest, v, T{}, to, r,
                 [v](char *x) { return cpu::fetch_xor<T>(x, v); }, w, later);
 }
 
@@ -95,7 +97,7 @@ extern "C" {
 #define NO_CTX()
 #define WITH_CTX() shmem_ctx_t ctx,
 #define PE_AS_GIVEN pe
-#define PE_OF_CTX ctx_world_pe(ctx, pe, HOSHMEM_ROUTINE)
+#define PE_OF_CTX ctx_target(ctx, pe, HOSHMEM_ROUTINE)
 
 #define AMO_STD_FORMS(PREFIX, CTX, PE, T, N)                                                      \
   T PREFIX##_##N##_atomic_compare_swap(CTX() T *dest, T cond, T value, int pe) {                   \

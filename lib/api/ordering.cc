@@ -11,9 +11,15 @@
 using namespace hoshmem;
 
 namespace {
-inline void quiet_all() {
-  if (rt.remote_atomics) rt.remote_atomics->quiet();
+// Quiet of one context: its transport lane (0: the default context's).
+inline void quiet_lane(int lane = 0) {
+  if (rt.remote_atomics) rt.remote_atomics->quiet(lane);
   hoshmem_fast_full_fence();  // the inline quiet's fence (include/shmem/shmem_inline.h)
+}
+
+inline void fence_lane(int lane = 0) {
+  std::atomic_thread_fence(std::memory_order_release);
+  if (rt.spans_nodes) rdma_fence(lane, -1);
 }
 
 void pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes, const char *routine) {
@@ -22,36 +28,31 @@ void pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes, const char *r
   if (!rt.spans_nodes) {
     if (rt.debug)
       for (size_t i = 0; i < npes; ++i) ctx_world_pe(ctx, target_pes[i], routine);
-    return quiet_all();
+    return quiet_lane(ctx->lane);
   }
   // Only the operations to those PEs (world numbering); this node's are complete already, but
   // its HCA atomics in all-HW mode go through the same transport and are waited for with them.
   std::vector<int> world(npes);
   for (size_t i = 0; i < npes; ++i) world[i] = ctx_world_pe(ctx, target_pes[i], routine);
-  rdma_pe_quiet(world.data(), npes);
+  rdma_pe_quiet(ctx->lane, world.data(), npes);
   hoshmem_fast_full_fence();
 }
 }  // namespace
 
 extern "C" {
 
-void pshmem_fence(void) {
-  std::atomic_thread_fence(std::memory_order_release);
-  if (rt.spans_nodes) rdma_fence(-1);
-}
+void pshmem_fence(void) { fence_lane(); }
 
-void pshmem_quiet(void) { quiet_all(); }
+void pshmem_quiet(void) { quiet_lane(); }
 
 // On SHMEM_CTX_INVALID fence, quiet and pe_quiet do nothing. A context has no operations of its
-// own in flight intra-node, so its fence and quiet are the default context's.
+// own in flight intra-node; across nodes its operations travel on its own lane.
 void pshmem_ctx_fence(shmem_ctx_t ctx) {
-  if (!ctx) return;
-  std::atomic_thread_fence(std::memory_order_release);
-  if (rt.spans_nodes) rdma_fence(-1);
+  if (ctx) fence_lane(ctx->lane);
 }
 
 void pshmem_ctx_quiet(shmem_ctx_t ctx) {
-  if (ctx) quiet_all();
+  if (ctx) quiet_lane(ctx->lane);
 }
 
 // 1.6: quiet restricted to the target PEs (numbered in the context's team). It may cost a full
@@ -66,7 +67,7 @@ void pshmem_pe_quiet(const int *target_pes, size_t npes) {
 
 void pshmem_barrier_all(void) {
   if (!rt.initialized) fatal(HOSHMEM_ROUTINE, "called before shmem_init");
-  quiet_all();
+  quiet_lane();
   rt.barrier.run(rt.debug ? HOSHMEM_ROUTINE : nullptr);
 }
 

@@ -13,24 +13,24 @@ using namespace hoshmem;
 
 namespace {
 
-inline void put_bytes(void *dest, const void *source, size_t bytes, int pe, const char *routine,
+inline void put_bytes(void *dest, const void *source, size_t bytes, Target t, const char *routine,
                       bool nbi = false) {
   if (bytes == 0) return;
   check_local(source, bytes, "source", routine);
-  char *to = remote_address(dest, bytes, pe, routine);
+  char *to = remote_address(dest, bytes, t.pe, routine);
   if (!to) [[unlikely]]
-    return rdma_put(pe, dest, source, bytes, nbi);
+    return rdma_put(t.lane, t.pe, dest, source, bytes, nbi);
   hoshmem_fast_put_copy(to, source, bytes);  // include/shmem/shmem_inline.h
-  notify(pe);
+  notify(t.pe);
 }
 
-inline void get_bytes(void *dest, const void *source, size_t bytes, int pe, const char *routine,
+inline void get_bytes(void *dest, const void *source, size_t bytes, Target t, const char *routine,
                       bool nbi = false) {
   if (bytes == 0) return;
   check_local(dest, bytes, "dest", routine);
-  const char *from = remote_address(source, bytes, pe, routine);
+  const char *from = remote_address(source, bytes, t.pe, routine);
   if (!from) [[unlikely]]
-    return rdma_get(pe, dest, source, bytes, nbi);
+    return rdma_get(t.lane, t.pe, dest, source, bytes, nbi);
   memcpy(dest, from, bytes);
 }
 
@@ -42,33 +42,33 @@ inline void check_strides(ptrdiff_t dst, ptrdiff_t sst, const char *routine) {
 // Strided: element i goes from source[i * sst] to dest[i * dst] (strides in elements).
 template <size_t Size>
 void iput_elems(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                int pe, const char *routine) {
+                Target t, const char *routine) {
   if (nelems == 0) return;
   check_strides(dst, sst, routine);
   const size_t span = ((nelems - 1) * static_cast<size_t>(dst) + 1) * Size;
-  char *to = remote_address(dest, span, pe, routine);
+  char *to = remote_address(dest, span, t.pe, routine);
   auto *from = static_cast<const char *>(source);
   if (!to) [[unlikely]] {  // another node: one RDMA write per element
     for (size_t i = 0; i < nelems; ++i)
-      rdma_put(pe, static_cast<char *>(dest) + i * dst * Size, from + i * sst * Size, Size, false);
+      rdma_put(t.lane, t.pe, static_cast<char *>(dest) + i * dst * Size, from + i * sst * Size, Size, false);
     return;
   }
   for (size_t i = 0; i < nelems; ++i)
     memcpy(to + i * dst * Size, from + i * sst * Size, Size);
-  notify(pe);
+  notify(t.pe);
 }
 
 template <size_t Size>
 void iget_elems(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                int pe, const char *routine) {
+                Target t, const char *routine) {
   if (nelems == 0) return;
   check_strides(dst, sst, routine);
   const size_t span = ((nelems - 1) * static_cast<size_t>(sst) + 1) * Size;
-  const char *from = remote_address(source, span, pe, routine);
+  const char *from = remote_address(source, span, t.pe, routine);
   auto *to = static_cast<char *>(dest);
   if (!from) [[unlikely]] {  // another node: one RDMA read per element
     for (size_t i = 0; i < nelems; ++i)
-      rdma_get(pe, to + i * dst * Size, static_cast<const char *>(source) + i * sst * Size, Size,
+      rdma_get(t.lane, t.pe, to + i * dst * Size, static_cast<const char *>(source) + i * sst * Size, Size,
                false);
     return;
   }
@@ -88,36 +88,36 @@ void ib_check(ptrdiff_t dst, ptrdiff_t sst, size_t bsize, const char *routine) {
 
 template <size_t Size>
 void ibput_blocks(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                  size_t nblocks, int pe, const char *routine) {
+                  size_t nblocks, Target t, const char *routine) {
   if (bsize == 0 || nblocks == 0) return;
   ib_check<Size>(dst, sst, bsize, routine);
   check_local(source, bsize * Size, "source", routine);
   const size_t span = ((nblocks - 1) * static_cast<size_t>(dst) + bsize) * Size;
-  char *to = remote_address(dest, span, pe, routine);
+  char *to = remote_address(dest, span, t.pe, routine);
   auto *from = static_cast<const char *>(source);
   if (!to) [[unlikely]] {
     for (size_t i = 0; i < nblocks; ++i)
-      rdma_put(pe, static_cast<char *>(dest) + i * dst * Size, from + i * sst * Size,
+      rdma_put(t.lane, t.pe, static_cast<char *>(dest) + i * dst * Size, from + i * sst * Size,
                bsize * Size, false);
     return;
   }
   for (size_t i = 0; i < nblocks; ++i)
     hoshmem_fast_put_copy(to + i * dst * Size, from + i * sst * Size, bsize * Size);
-  notify(pe);
+  notify(t.pe);
 }
 
 template <size_t Size>
 void ibget_blocks(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                  size_t nblocks, int pe, const char *routine) {
+                  size_t nblocks, Target t, const char *routine) {
   if (bsize == 0 || nblocks == 0) return;
   ib_check<Size>(dst, sst, bsize, routine);
   check_local(dest, bsize * Size, "dest", routine);
   const size_t span = ((nblocks - 1) * static_cast<size_t>(sst) + bsize) * Size;
-  const char *from = remote_address(source, span, pe, routine);
+  const char *from = remote_address(source, span, t.pe, routine);
   auto *to = static_cast<char *>(dest);
   if (!from) [[unlikely]] {
     for (size_t i = 0; i < nblocks; ++i)
-      rdma_get(pe, to + i * dst * Size, static_cast<const char *>(source) + i * sst * Size,
+      rdma_get(t.lane, t.pe, to + i * dst * Size, static_cast<const char *>(source) + i * sst * Size,
                bsize * Size, false);
     return;
   }
@@ -126,20 +126,20 @@ void ibget_blocks(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, 
 }
 
 template <class T>
-inline void p_value(T *dest, T value, int pe, const char *routine) {
-  char *to = remote_address(dest, sizeof(T), pe, routine);
+inline void p_value(T *dest, T value, Target t, const char *routine) {
+  char *to = remote_address(dest, sizeof(T), t.pe, routine);
   if (!to) [[unlikely]]
-    return rdma_put(pe, dest, &value, sizeof(T), false);
+    return rdma_put(t.lane, t.pe, dest, &value, sizeof(T), false);
   memcpy(to, &value, sizeof(T));
-  notify(pe);
+  notify(t.pe);
 }
 
 template <class T>
-inline T g_value(const T *source, int pe, const char *routine) {
-  const char *from = remote_address(source, sizeof(T), pe, routine);
+inline T g_value(const T *source, Target t, const char *routine) {
+  const char *from = remote_address(source, sizeof(T), t.pe, routine);
   T value;
   if (!from) [[unlikely]] {
-    rdma_get(pe, &value, source, sizeof(T), false);
+    rdma_get(t.lane, t.pe, &value, source, sizeof(T), false);
     return value;
   }
   memcpy(&value, from, sizeof(T));
@@ -156,7 +156,7 @@ extern "C" {
 #define NO_CTX()
 #define WITH_CTX() shmem_ctx_t ctx,
 #define PE_AS_GIVEN pe
-#define PE_OF_CTX ctx_world_pe(ctx, pe, HOSHMEM_ROUTINE)
+#define PE_OF_CTX ctx_target(ctx, pe, HOSHMEM_ROUTINE)
 
 #define RMA_TYPED_FORMS(PREFIX, CTX, PE, T, N)                                                    \
   void PREFIX##_##N##_put(CTX() T *dest, const T *source, size_t nelems, int pe) {                 \

@@ -25,8 +25,9 @@ inline void check_sig_op(int sig_op, const char *routine) {
 }
 
 // Applies the signal to PE `pe`'s word, ordered after every store this thread made before.
-void update_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
+void update_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, Target t,
                    const char *routine) {
+  const int pe = t.pe;
   char *word = amo_address(sig_addr, sizeof(uint64_t), pe, routine);
   if (rt.cpu_atomics_ok[pe]) [[likely]] {
     if (sig_op == SHMEM_SIGNAL_SET)
@@ -41,19 +42,20 @@ void update_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
   // The data went by plain stores: make them globally visible before the backend's atomic. Data
   // that went by RDMA writes: the atomic carries the fence flag (it could pass them otherwise).
   std::atomic_thread_fence(std::memory_order_release);
-  if (!rt.control[pe]) rdma_fence(pe);
+  if (!rt.control[pe]) rdma_fence(t.lane, pe);
   atomics::AmoRequest r{sig_op == SHMEM_SIGNAL_SET ? AmoOp::Set : AmoOp::FetchAdd,
                         sizeof(uint64_t),
                         pe,
                         sig_addr,
                         signal,
                         0,
-                        nullptr};
-  rt.remote_atomics->execute(r, false);
+                        nullptr,
+                        t.lane};
+  rt.remote_atomics->execute(r, true);  // nothing to fetch: complete at quiet
 }
 
 void put_signal(void *dest, const void *source, size_t bytes, uint64_t *sig_addr,
-                uint64_t signal, int sig_op, int pe, const char *routine) {
+                uint64_t signal, int sig_op, Target t, const char *routine) {
   check_sig_op(sig_op, routine);
   if (rt.debug) [[unlikely]] {
     // Both are symmetric addresses of the same PE's objects, so overlap is a range test.
@@ -64,12 +66,12 @@ void put_signal(void *dest, const void *source, size_t bytes, uint64_t *sig_addr
   }
   if (bytes) {
     check_local(source, bytes, "source", routine);
-    if (char *to = remote_address(dest, bytes, pe, routine))
+    if (char *to = remote_address(dest, bytes, t.pe, routine))
       memcpy(to, source, bytes);
     else
-      rdma_put(pe, dest, source, bytes, false);
+      rdma_put(t.lane, t.pe, dest, source, bytes, false);
   }
-  update_signal(sig_addr, signal, sig_op, pe, routine);
+  update_signal(sig_addr, signal, sig_op, t, routine);
 }
 
 }  // namespace
@@ -85,7 +87,7 @@ extern "C" {
   void p##CTXNAME(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, uint64_t *sig_addr,  \
                   uint64_t signal, int sig_op, int pe) {                                         \
     put_signal(dest, source, nelems * (SIZE), sig_addr, signal, sig_op,                          \
-               ctx_world_pe(ctx, pe, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);                         \
+               ctx_target(ctx, pe, HOSHMEM_ROUTINE), HOSHMEM_ROUTINE);                         \
   }
 
 #define DEFINE_PUT_SIGNAL_TYPED(P, T, N)                                                          \
@@ -113,11 +115,11 @@ void pshmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe) {
   update_signal(sig_addr, signal, SHMEM_SIGNAL_SET, pe, HOSHMEM_ROUTINE);
 }
 void pshmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) {
-  update_signal(sig_addr, signal, SHMEM_SIGNAL_ADD, ctx_world_pe(ctx, pe, HOSHMEM_ROUTINE),
+  update_signal(sig_addr, signal, SHMEM_SIGNAL_ADD, ctx_target(ctx, pe, HOSHMEM_ROUTINE),
                 HOSHMEM_ROUTINE);
 }
 void pshmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) {
-  update_signal(sig_addr, signal, SHMEM_SIGNAL_SET, ctx_world_pe(ctx, pe, HOSHMEM_ROUTINE),
+  update_signal(sig_addr, signal, SHMEM_SIGNAL_SET, ctx_target(ctx, pe, HOSHMEM_ROUTINE),
                 HOSHMEM_ROUTINE);
 }
 

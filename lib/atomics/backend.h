@@ -20,6 +20,7 @@ struct AmoRequest {
   uint64_t operand;      // bits of the value (set/swap/add/and/or/xor)
   uint64_t compare;      // bits of the condition (compare-swap)
   void *fetch_out;       // where the old value goes (size bytes); null for non-fetching ops
+  int lane = 0;          // the context's transport lane (0: the default context's)
 };
 
 class AtomicBackend {
@@ -28,8 +29,8 @@ class AtomicBackend {
   virtual const char *name() const = 0;
   // Blocking for fetching requests unless `nbi`; a non-blocking request completes at quiet().
   virtual void execute(const AmoRequest &request, bool nbi) = 0;
-  // Completes every request issued so far.
-  virtual void quiet() = 0;
+  // Completes every request issued so far (on `lane`).
+  virtual void quiet(int lane = 0) = 0;
 };
 
 }  // namespace hoshmem::atomics

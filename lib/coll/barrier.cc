@@ -86,6 +86,9 @@ void WorldBarrier::run(const char *check) {
   }
   const uint64_t epoch = ++epoch_;
   shm::ControlBlock *mine = controls_[me_];
+  // SHMEM_DEBUG's checks read this count on other nodes as proof that this PE's earlier messages
+  // have landed (collectives.cc, wait_for): complete them first.
+  if (check && peer::routes.network) peer::routes.network->flush();
   mine->barriers_entered.value.store(epoch, std::memory_order_relaxed);
   auto wait = [&](auto &&ready) {
     if (!check) return wait_until_ready(*policy_, mine, shm::kSleepForSync, ready);

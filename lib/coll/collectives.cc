@@ -50,7 +50,10 @@ void wait_for(const TeamView &t, int peer, Ready &&ready) {
   int64_t last_read = 0;
   wait_until_ready(*t.wait, t.my_control(), shm::kSleepForSync, [&] {
     if (ready()) return true;
-    if (barriers_entered(t.world[peer], &theirs, &last_read) > mine) [[unlikely]]
+    // Ready again after the count: the peer's message may have landed while the count was read
+    // (it completes its writes before it enters a barrier, so a count that shows it there
+    // proves the message is here if it was ever sent).
+    if (barriers_entered(t.world[peer], &theirs, &last_read) > mine && !ready()) [[unlikely]]
       fatal(t.watch,
             "PE %d went on to a barrier_all without calling this collective with the same "
             "team or (PE_start, logPE_stride, PE_size)",

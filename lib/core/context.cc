@@ -1,10 +1,11 @@
 // Contexts: creation, destruction and handle checks. Intra-node every operation completes in its
-// call, so a context needs no queues of its own; it carries its team (PE translation), options and
-// session hints. The per-team list lets team_destroy take the team's contexts with it.
+// call, so there a context needs no queues of its own; it carries its team (PE translation),
+// options, session hints, and its transport lane for PEs of other nodes. The per-team list lets team_destroy take the team's contexts with it.
 #include <algorithm>
 #include <atomic>
 #include <mutex>
 
+#include "lib/core/rdma.h"
 #include "lib/core/team.h"
 
 namespace hoshmem {
@@ -42,6 +43,10 @@ int ctx_create(hoshmem_team *team, long options, shmem_ctx_t *ctx, const char *r
     return -1;
   auto *c = new hoshmem_ctx{team, options};
   c->creator = std::this_thread::get_id();
+  // Across nodes (and for all-HW mode's atomics) a context has its own queue pairs, so threads
+  // with their own contexts share no lock; one only its thread uses takes no lock at all.
+  c->lane = rdma_open_lane((options & (SHMEM_CTX_PRIVATE | SHMEM_CTX_SERIALIZED)) ||
+                           rt.thread_level != SHMEM_THREAD_MULTIPLE);
   team->contexts.push_back(c);
   ++team->num_contexts;
   g_live.push_back(c);
@@ -58,8 +63,10 @@ void ctx_destroy(shmem_ctx_t ctx, const char *routine) {
   if (rt.debug && (ctx->options & SHMEM_CTX_PRIVATE) &&
       ctx->creator != std::this_thread::get_id())
     fatal(routine, "a SHMEM_CTX_PRIVATE context must be destroyed by the thread that created it");
-  // Implicit quiet: intra-node puts and AMOs are complete already; make them visible.
-  if (rt.remote_atomics) rt.remote_atomics->quiet();
+  // Implicit quiet: intra-node puts and AMOs are complete already; make them visible. Its own
+  // lane's operations complete as the lane closes.
+  if (ctx->lane) rdma_close_lane(ctx->lane);
+  else if (rt.remote_atomics) rt.remote_atomics->quiet();
   std::atomic_thread_fence(std::memory_order_seq_cst);
   g_live.erase(it);
   auto &list = ctx->team->contexts;

@@ -49,14 +49,15 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
       // Non-fetching: nothing to wait for (complete at quiet); fetching _nbi: the old value
       // lands in r.fetch_out by quiet. A waiter on this node is not rung after the HCA's
       // update: waits poll with backoff in all-HW mode.
-      transport.atomic_nbi(0, r.pe, atomics::encode_for_hca(r.op, r.size, r.operand, r.compare),
-                           where, r.fetch_out);
+      transport.atomic_nbi(r.lane, r.pe,
+                           atomics::encode_for_hca(r.op, r.size, r.operand, r.compare), where,
+                           r.fetch_out);
       if (r.op != atomics::AmoOp::Fetch && rt.control[r.pe]) notify(r.pe);
       return;
     }
     if (direct) {
-      old = transport.atomic(r.pe, atomics::encode_for_hca(r.op, r.size, r.operand, r.compare),
-                             where);
+      old = transport.atomic(r.lane, r.pe,
+                             atomics::encode_for_hca(r.op, r.size, r.operand, r.compare), where);
     } else {
       old = cas_loop(r, where);
     }
@@ -64,7 +65,7 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
     if (r.op != atomics::AmoOp::Fetch && rt.control[r.pe]) notify(r.pe);  // a waiter here
   }
 
-  void quiet() override { transport.quiet(0); }
+  void quiet(int lane) override { transport.quiet(lane); }
 
   // peer::Network: the library's own messages, on lane 0 like the default context.
   void write(int pe, void *mine, const void *src, size_t len) override {
@@ -105,15 +106,15 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
     const unsigned shift = static_cast<unsigned>(where.addr & 7) * 8;  // little-endian host
     const uint64_t mask = r.size == 8 ? ~uint64_t{0} : ((uint64_t{1} << 32) - 1) << shift;
     const atomics::HcaAtomic op = atomics::encode_for_hca(r.op, r.size, r.operand, r.compare);
-    uint64_t seen = transport.atomic(r.pe, atomics::encode_for_hca(atomics::AmoOp::Fetch, 8, 0, 0),
-                                     word);
+    uint64_t seen = transport.atomic(
+        r.lane, r.pe, atomics::encode_for_hca(atomics::AmoOp::Fetch, 8, 0, 0), word);
     for (;;) {
       uint64_t part = (seen & mask) >> shift;
       const uint64_t old = atomics::hca_apply(op, &part);  // part becomes the new value
       const uint64_t next = (seen & ~mask) | ((part << shift) & mask);
       if (next == seen) return old;  // nothing to write: the read was the atomic
       const uint64_t got = transport.atomic(
-          r.pe, atomics::encode_for_hca(atomics::AmoOp::CompareSwap, 8, next, seen), word);
+          r.lane, r.pe, atomics::encode_for_hca(atomics::AmoOp::CompareSwap, 8, next, seen), word);
       if (got == seen) return old;
       seen = got;
     }
@@ -212,20 +213,32 @@ void rdma_stop() {
   g_rdma = nullptr;
 }
 
-void rdma_put(int pe, void *sym, const void *source, size_t bytes, bool nbi) {
-  g_rdma->transport.put(0, pe, source, bytes, g_rdma->remote(sym, pe), nbi);
+void rdma_put(int lane, int pe, void *sym, const void *source, size_t bytes, bool nbi) {
+  g_rdma->transport.put(lane, pe, source, bytes, g_rdma->remote(sym, pe), nbi);
 }
 
-void rdma_get(int pe, void *dest, const void *sym, size_t bytes, bool nbi) {
-  g_rdma->transport.get(0, pe, dest, bytes, g_rdma->remote(sym, pe), nbi);
+void rdma_get(int lane, int pe, void *dest, const void *sym, size_t bytes, bool nbi) {
+  g_rdma->transport.get(lane, pe, dest, bytes, g_rdma->remote(sym, pe), nbi);
 }
 
-void rdma_fence(int pe) {
-  if (pe >= 0) return g_rdma->transport.fence(0, pe);
-  g_rdma->transport.fence_all(0);
+void rdma_fence(int lane, int pe) {
+  if (pe >= 0) return g_rdma->transport.fence(lane, pe);
+  g_rdma->transport.fence_all(lane);
 }
 
-void rdma_pe_quiet(const int *pes, size_t npes) { g_rdma->transport.pe_quiet(0, pes, npes); }
+void rdma_pe_quiet(int lane, const int *pes, size_t npes) {
+  g_rdma->transport.pe_quiet(lane, pes, npes);
+}
+
+int rdma_open_lane(bool exclusive) {
+  if (!g_rdma || !rt.remote_atomics) return 0;
+  const int lane = g_rdma->transport.open_lane(exclusive);
+  return lane > 0 ? lane : 0;
+}
+
+void rdma_close_lane(int lane) {
+  if (g_rdma && lane > 0) g_rdma->transport.close_lane(lane);
+}
 
 std::string rdma_description() {
   if (g_rdma) return g_rdma->device->describe();

@@ -35,11 +35,19 @@ std::string rdma_description();
 // RMA with PE `pe` of another node. `sym` is this PE's address of the symmetric object (heap or
 // globals, checked by the caller). put: `source` is reusable on return unless `nbi` (then after
 // quiet); get: `dest` is complete on return unless `nbi` (then after quiet).
-void rdma_put(int pe, void *sym, const void *source, size_t bytes, bool nbi);
-void rdma_get(int pe, void *dest, const void *sym, size_t bytes, bool nbi);
-// Later operations to `pe` (to every PE: pe < 0) are ordered after earlier ones.
-void rdma_fence(int pe);
-// Every operation to those (world) PEs is complete.
-void rdma_pe_quiet(const int *pes, size_t npes);
+// `lane`: the context's (0: the default context's).
+void rdma_put(int lane, int pe, void *sym, const void *source, size_t bytes, bool nbi);
+void rdma_get(int lane, int pe, void *dest, const void *sym, size_t bytes, bool nbi);
+// Later operations of `lane` to `pe` (to every PE: pe < 0) are ordered after earlier ones.
+void rdma_fence(int lane, int pe);
+// Every operation of `lane` to those (world) PEs is complete.
+void rdma_pe_quiet(int lane, const int *pes, size_t npes);
+
+// A context's own lane: its own queue pairs and completion queue; `exclusive` (a private or
+// serialized context, or no concurrent threads at all) takes no lock on its path. 0 when no RDMA
+// path is open or the device has no more room: the context then shares the default's lane.
+int rdma_open_lane(bool exclusive);
+// Completes the lane's operations and closes it (0: nothing).
+void rdma_close_lane(int lane);
 
 }  // namespace hoshmem

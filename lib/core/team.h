@@ -50,6 +50,7 @@ struct hoshmem_ctx {
   bool in_session = false;
   size_t session_total_ops = SIZE_MAX;
   std::thread::id creator{};  // for SHMEM_CTX_PRIVATE: the only thread that may destroy it
+  int lane = 0;  // its own transport lane (queue pairs, lock) across nodes; 0: the default's
 };
 
 namespace hoshmem {
@@ -103,6 +104,20 @@ inline int ctx_world_pe(shmem_ctx_t ctx, int pe, const char *routine) {
   if (!ctx || (rt.debug && !ctx_is_live(ctx))) [[unlikely]]
     report_invalid_ctx(ctx, routine);
   return team_world_pe(ctx->team, pe, routine);
+}
+
+// Where an operation goes: the world PE, and the transport lane of its context for a PE of another
+// node (0, the default context's, when given a bare PE).
+struct Target {
+  int pe;
+  int lane = 0;
+  Target(int world_pe) : pe(world_pe) {}  // NOLINT: a bare PE is the default context's target
+  Target(int world_pe, int ctx_lane) : pe(world_pe), lane(ctx_lane) {}
+};
+
+inline Target ctx_target(shmem_ctx_t ctx, int pe, const char *routine) {
+  const int world = ctx_world_pe(ctx, pe, routine);
+  return {world, ctx->lane};
 }
 
 }  // namespace hoshmem

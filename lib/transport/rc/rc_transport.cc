@@ -25,6 +25,7 @@ constexpr unsigned kCmSlots = 64;            // receive buffers of the connectio
 constexpr unsigned kGrh = 40;                // every UD receive starts with room for a GRH
 constexpr unsigned kCmSlotBytes = 128;       // GRH + message, rounded
 constexpr uint32_t kSendQueueDepth = 256;    // WQEs per RC QP
+constexpr unsigned kInitiatorDepth = 16;     // reads/atomics in flight per QP (max_rd_atomic)
 constexpr uint32_t kMaxWqeBbs = 4;           // the largest WQE we write (inline data included)
 constexpr int kMaxLanes = 64;
 constexpr size_t kSlotBytes = 32 * 1024;     // bounce slot: one message of a bounced transfer
@@ -121,11 +122,13 @@ struct Transport::Endpoint {
     uint64_t seq;
     uint16_t index;  // first BB (raw path)
     uint16_t bbs;
+    bool read_or_atomic;
     Action action;
   };
   std::deque<Posted> in_flight;  // posted, not retired, in order
   uint64_t posted = 0, done = 0;  // sequence numbers of WQEs
   unsigned since_signal = 0;      // unsignaled WQEs since the last signaled one
+  unsigned reads_atomics = 0;     // reads and atomics in flight (at most kInitiatorDepth)
   unsigned signal_every = 1;
   ib::RemoteAddr last_remote{};   // where quiet's zero-length write goes
 };
@@ -663,7 +666,7 @@ bool Transport::connect_qp(ibv_qp *qp, uint32_t remote_qpn, const PeerAddress &p
   attr.path_mtu = dev_->port_attr().active_mtu;
   attr.dest_qp_num = remote_qpn;
   attr.rq_psn = 0;
-  attr.max_dest_rd_atomic = 16;
+  attr.max_dest_rd_atomic = kInitiatorDepth;
   attr.min_rnr_timer = 12;
   attr.ah_attr.dlid = peer.lid;
   attr.ah_attr.port_num = dev_->port();
@@ -682,7 +685,7 @@ bool Transport::connect_qp(ibv_qp *qp, uint32_t remote_qpn, const PeerAddress &p
   attr.timeout = 14;
   attr.retry_cnt = 7;
   attr.rnr_retry = 7;
-  attr.max_rd_atomic = 16;
+  attr.max_rd_atomic = kInitiatorDepth;
   return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
                                       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                                       IBV_QP_MAX_QP_RD_ATOMIC) == 0;
@@ -730,7 +733,14 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
   const bool read_or_atomic = w.kind == Wqe::kRead || w.kind == Wqe::kAtomic;
   // A read or atomic may pass earlier writes of this QP unless fenced.
   const bool fence = ep->fence_next || (read_or_atomic && ep->write_unfenced);
-  signal = signal || action.kind != Action::kNone || ep->since_signal + 1 >= ep->signal_every;
+  // The QP grants kInitiatorDepth reads and atomics in flight (max_rd_atomic): the one that
+  // reaches it asks for a completion, and the next waits for room. A real HCA would hold the
+  // excess in its send queue; keeping it here bounds what a responder sees queued from us.
+  signal = signal || action.kind != Action::kNone || ep->since_signal + 1 >= ep->signal_every ||
+           (read_or_atomic && ep->reads_atomics + 1 >= kInitiatorDepth);
+  if (read_or_atomic)
+    while (ep->reads_atomics >= kInitiatorDepth)
+      if (!progress(l)) sched_yield();
   // Room first: retiring WQEs may run completions but never posts.
   if (raw_) {
     while (ep->sq.free_bbs() < kMaxWqeBbs)
@@ -740,6 +750,7 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
       if (!progress(l)) sched_yield();
   }
   const uint64_t seq = ++ep->posted;
+  ep->reads_atomics += read_or_atomic;
   uint16_t index = 0, bbs = 0;
   if (raw_) {
     const ib::SqRing &ring = ep->sq.ring();
@@ -760,7 +771,7 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
                              ib::write_atomic(ring, *w.atomic, w.local, w.remote, flags));
         break;
     }
-    ep->in_flight.push_back({seq, index, bbs, action});
+    ep->in_flight.push_back({seq, index, bbs, read_or_atomic, action});
     ep->sq.post(bbs);
   } else {
     ibv_sge sge{w.local.addr, w.length, w.local.lkey};
@@ -796,7 +807,7 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
         wr.num_sge = 1;
         break;
     }
-    ep->in_flight.push_back({seq, 0, 0, action});
+    ep->in_flight.push_back({seq, 0, 0, read_or_atomic, action});
     if (const int err = ibv_post_send(ep->qp, &wr, &bad); err != 0) {
       char why[96];
       snprintf(why, sizeof why, "cannot post a work request: %s", strerror(err));
@@ -848,6 +859,7 @@ void Transport::retire(Lane *l, Endpoint *ep, uint64_t id, bool by_seq) {
     const Endpoint::Posted p = ep->in_flight.front();
     ep->in_flight.pop_front();
     ep->done = p.seq;
+    ep->reads_atomics -= p.read_or_atomic;
     if (raw_) ep->sq.completed(p.index, p.bbs);
     complete(l, p.action);
     if (by_seq ? p.seq == id : p.index == static_cast<uint16_t>(id)) break;
