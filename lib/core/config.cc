@@ -51,6 +51,11 @@ constexpr Variable kVariables[] = {
     {"HOSHMEM_PES_PER_NODE", nullptr, "0", "0 (as the launcher says) or a PE count",
      "treat each k consecutive PEs as one node (1: every PE on its own node, reached over the "
      "network); for testing inter-node paths on one machine"},
+    {"HOSHMEM_RC_VERBS", nullptr, "0", "0 or 1",
+     "1: drive RC queue pairs through ibv_post_send with standard atomics only, even on mlx5"},
+    {"HOSHMEM_RC_CACHE_MIN", nullptr, "0", "a byte count (0: off)",
+     "cache registrations of unregistered RMA buffers from this size up (off: no hooks on the "
+     "release of user memory yet)"},
     {"HOSHMEM_PUT_COPY", nullptr, "auto", "auto, avx512, avx2 or sse2",
      "the put copy's instructions (auto: the widest this CPU has); read when the library is "
      "loaded, so it must be in the environment the program starts with"},
@@ -133,6 +138,9 @@ Config load_config() {
     auto k = parse_uint(text);
     return k && *k <= (1u << 30) ? k : std::nullopt;
   });
+  // Read by the RC transport itself when it starts; checked here with the others.
+  bool_var("HOSHMEM_RC_VERBS");
+  size_var("HOSHMEM_RC_CACHE_MIN");
   c.put_copy = choice_var("HOSHMEM_PUT_COPY", {"auto", "avx512", "avx2", "sse2"});
   c.sleep_timeout_us = parsed_var("HOSHMEM_SLEEP_TIMEOUT_US", [](const char *text) {
     auto us = parse_uint(text);

@@ -240,6 +240,12 @@ void rdma_close_lane(int lane) {
   if (g_rdma && lane > 0) g_rdma->transport.close_lane(lane);
 }
 
+const char *rdma_post_path() {
+  if (!g_rdma) return "-";
+  return g_rdma->transport.raw_wqes() ? "mlx5 WQEs written into the send queue"
+                                      : "ibv_post_send (HOSHMEM_RC_VERBS=1 or not mlx5)";
+}
+
 std::string rdma_description() {
   if (g_rdma) return g_rdma->device->describe();
   return rt.config.atomics == "sw" ? "not opened (HOSHMEM_ATOMICS=sw)" : g_why_not;

@@ -29,8 +29,9 @@ bool rdma_capable(Bootstrap &boot, int pe, std::string *why = nullptr);
 atomics::AtomicBackend *rdma_start(Bootstrap &boot);
 // Completes outstanding operations and releases the device (also when it was only probed).
 void rdma_stop();
-// For SHMEM_INFO: the device and its capabilities, or why there is none.
+// For SHMEM_INFO: the device and its capabilities, or why there is none; how work is posted.
 std::string rdma_description();
+const char *rdma_post_path();
 
 // RMA with PE `pe` of another node. `sym` is this PE's address of the symmetric object (heap or
 // globals, checked by the caller). put: `source` is reusable on return unless `nbi` (then after

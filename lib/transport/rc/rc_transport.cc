@@ -13,6 +13,9 @@
 #include <cstring>
 #include <deque>
 #include <unordered_map>
+#include <optional>
+
+#include "lib/base/parse.h"
 
 namespace hoshmem::rc {
 namespace {
@@ -178,17 +181,17 @@ bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error
   me_ = me;
   npes_ = npes;
   on_error_ = on_error;
+  // Both variables are validated with the library's others (lib/core/config.cc).
   const char *verbs = getenv("HOSHMEM_RC_VERBS");
-  raw_ = dev_->mlx5() && !(verbs && !strcmp(verbs, "1"));
+  raw_ = dev_->mlx5() && !(verbs && parse_bool(verbs).value_or(false));
   if (!raw_) dev_->use_standard_atomics_only();
   if (const char *min = getenv("HOSHMEM_RC_CACHE_MIN")) {
-    char *end = nullptr;
-    const unsigned long long v = strtoull(min, &end, 10);
-    if (end == min || *end) {
-      *why = std::string("invalid HOSHMEM_RC_CACHE_MIN='") + min + "': expected a number of bytes";
+    const std::optional<uint64_t> v = parse_size(min);
+    if (!v) {
+      *why = std::string("invalid HOSHMEM_RC_CACHE_MIN='") + min + "': expected a byte count";
       return false;
     }
-    cache_min_ = v ? static_cast<size_t>(v) : SIZE_MAX;
+    cache_min_ = *v ? static_cast<size_t>(*v) : SIZE_MAX;
   }
   max_msg_ = dev_->port_attr().max_msg_sz ? dev_->port_attr().max_msg_sz : (1u << 30);
   ibv_context *ctx = dev_->context();
