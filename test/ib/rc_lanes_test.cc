@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "lib/transport/rc/rc_transport.h"
+#include "test/ib/rc_pair.h"
 #include "test/ib/softhca_main.h"
 
 extern char **environ;
@@ -48,64 +49,10 @@ uint64_t fnv(const uint8_t *p, size_t n) {
   return h;
 }
 
-[[noreturn]] void report_and_exit(int pe, const char *cause) {
-  fprintf(stderr, "rc error with PE %d: %s\n", pe, cause);
-  fflush(stderr);
-  _exit(42);
-}
-
-struct Side {
-  ib::Device dev;
-  Transport rc;
-  uint8_t *buf = nullptr;
-  size_t bytes = 0;
-  ibv_mr *mr = nullptr;
-  uint64_t peer_addr = 0;
-  uint32_t peer_rkey = 0;
-  ib::RemoteAddr remote(size_t off) const { return {peer_addr + off, peer_rkey}; }
-};
-
-bool setup(Side &s, int me, size_t bytes) {
-  std::string why;
-  if (!s.dev.open({}, &why)) {
-    fprintf(stderr, "device: %s\n", why.c_str());
-    return false;
-  }
-  s.bytes = bytes;
-  s.buf = static_cast<uint8_t *>(aligned_alloc(4096, bytes));
-  memset(s.buf, 0, bytes);
-  s.mr = ibv_reg_mr(s.dev.pd(), s.buf, bytes,
-                    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-                        IBV_ACCESS_REMOTE_ATOMIC);
-  if (!s.mr) return false;
-  if (!s.rc.init(&s.dev, me, 2, report_and_exit, &why)) {
-    fprintf(stderr, "rc: %s\n", why.c_str());
-    return false;
-  }
+// The shared setup, plus the buffer made known to the transport (zero-copy).
+bool setup_registered(Side &s, int me, size_t bytes) {
+  if (!setup(s, me, bytes)) return false;
   s.rc.add_registered(s.buf, bytes, s.mr->lkey);
-  return true;
-}
-
-void write_address(FILE *to, const Side &s) {
-  const PeerAddress a = s.rc.address();
-  fprintf(to, "%u %u ", a.lid, a.cm_qpn);
-  for (uint8_t b : a.gid.raw) fprintf(to, "%02x", b);
-  fprintf(to, " %u %" PRIu64 "\n", s.mr->rkey, reinterpret_cast<uint64_t>(s.buf));
-  fflush(to);
-}
-
-bool read_address(FILE *from, Side &s, int peer) {
-  unsigned lid, qpn, rkey;
-  char gid[33];
-  uint64_t addr;
-  if (fscanf(from, "%u %u %32s %u %" SCNu64, &lid, &qpn, gid, &rkey, &addr) != 5) return false;
-  PeerAddress a{};
-  a.lid = static_cast<uint16_t>(lid);
-  a.cm_qpn = qpn;
-  for (int i = 0; i < 16; ++i) sscanf(gid + 2 * i, "%2hhx", &a.gid.raw[i]);
-  s.rc.set_peer(peer, a);
-  s.peer_rkey = rkey;
-  s.peer_addr = addr;
   return true;
 }
 
@@ -115,7 +62,7 @@ bool read_address(FILE *from, Side &s, int peer) {
 // shuts down and exits.
 int child() {
   Side s;
-  if (!setup(s, 1, kPeerBytes)) return 2;
+  if (!setup_registered(s, 1, kPeerBytes)) return 2;
   write_address(stdout, s);
   if (!read_address(stdin, s, 0)) return 3;
   char cmd[4];
@@ -204,7 +151,7 @@ struct Pair {
   Side s;
   bool ok = false;
   Pair() {
-    if (!setup(s, 0, kMyBytes)) return;
+    if (!setup_registered(s, 0, kMyBytes)) return;
     write_address(c.in, s);
     ok = read_address(c.out, s, 1);
   }

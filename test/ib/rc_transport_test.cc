@@ -19,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "test/ib/rc_pair.h"
 #include "test/ib/softhca_main.h"
 
 extern char **environ;
@@ -31,74 +32,11 @@ using atomics::AmoOp;
 constexpr size_t kBufBytes = 1 << 20;
 constexpr size_t kCounter = 0, kFlag = 4096, kData = 8192, kWords = 65536;
 
-struct Side {
-  ib::Device dev;
-  Transport rc;
-  uint8_t *buf = nullptr;
-  ibv_mr *mr = nullptr;
-  uint64_t peer_addr = 0;
-  uint32_t peer_rkey = 0;
-
-  ib::RemoteAddr remote(size_t off) const { return {peer_addr + off, peer_rkey}; }
-  ib::LocalBuf local(size_t off) const {
-    return {reinterpret_cast<uint64_t>(buf + off), mr->lkey};
-  }
-};
-
-[[noreturn]] void report_and_exit(int pe, const char *cause) {
-  fprintf(stderr, "rc error with PE %d: %s\n", pe, cause);
-  fflush(stderr);
-  _exit(42);
-}
-
-bool setup(Side &s, int me) {
-  std::string why;
-  if (!s.dev.open({}, &why)) {
-    fprintf(stderr, "device: %s\n", why.c_str());
-    return false;
-  }
-  s.buf = static_cast<uint8_t *>(aligned_alloc(4096, kBufBytes));
-  memset(s.buf, 0, kBufBytes);
-  s.mr = ibv_reg_mr(s.dev.pd(), s.buf, kBufBytes,
-                    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-                        IBV_ACCESS_REMOTE_ATOMIC);
-  if (!s.mr) return false;
-  if (!s.rc.init(&s.dev, me, 2, report_and_exit, &why)) {
-    fprintf(stderr, "rc: %s\n", why.c_str());
-    return false;
-  }
-  return true;
-}
-
-// "lid cm_qpn gid(32 hex) rkey addr"
-void write_address(FILE *to, const Side &s) {
-  const PeerAddress a = s.rc.address();
-  fprintf(to, "%u %u ", a.lid, a.cm_qpn);
-  for (uint8_t b : a.gid.raw) fprintf(to, "%02x", b);
-  fprintf(to, " %u %" PRIu64 "\n", s.mr->rkey, reinterpret_cast<uint64_t>(s.buf));
-  fflush(to);
-}
-
-bool read_address(FILE *from, Side &s, int peer) {
-  unsigned lid, qpn, rkey;
-  char gid[33];
-  uint64_t addr;
-  if (fscanf(from, "%u %u %32s %u %" SCNu64, &lid, &qpn, gid, &rkey, &addr) != 5) return false;
-  PeerAddress a{};
-  a.lid = static_cast<uint16_t>(lid);
-  a.cm_qpn = qpn;
-  for (int i = 0; i < 16; ++i) sscanf(gid + 2 * i, "%2hhx", &a.gid.raw[i]);
-  s.rc.set_peer(peer, a);
-  s.peer_rkey = rkey;
-  s.peer_addr = addr;
-  return true;
-}
-
 // The child: PE 1. Adds 1 to PE 0's counter at the same moment PE 0 adds to its own (both
 // connect at once), then computes, calling nothing, until PE 0's flag arrives.
 int child(const char *mode) {
   Side s;
-  if (!setup(s, 1)) return 2;
+  if (!setup(s, 1, kBufBytes)) return 2;
   write_address(stdout, s);
   if (!read_address(stdin, s, 0)) return 3;
   if (!strcmp(mode, "exit")) return 0;  // gone before anyone connects
@@ -154,7 +92,7 @@ struct Child {
 TEST(RcTransport, LazyConnectionsRmaAndEveryAtomic) {
   Child c("work");
   Side s;
-  ASSERT_TRUE(setup(s, 0));
+  ASSERT_TRUE(setup(s, 0, kBufBytes));
   write_address(c.in, s);
   ASSERT_TRUE(read_address(c.out, s, 1));
   EXPECT_EQ(s.rc.connected_peers(), 0);  // nothing connected before first use
@@ -231,7 +169,7 @@ TEST(RcTransport, PeerThatExitedIsReportedNotWaitedFor) {
       {
         Child c("exit");
         Side s;
-        if (!setup(s, 0)) _exit(2);
+        if (!setup(s, 0, kBufBytes)) _exit(2);
         write_address(c.in, s);
         if (!read_address(c.out, s, 1)) _exit(3);
         c.wait();  // it has exited
