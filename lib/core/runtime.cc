@@ -163,6 +163,12 @@ void runtime_init(int requested, int *provided, const char *routine) {
       fatal(routine, "HOSHMEM_TRANSPORT=dc is not available yet: use rc or auto");
   }
   rt.spans_nodes = spans_nodes;
+  if (rt.config.atomics != "auto")
+    rt.mode_reason = "HOSHMEM_ATOMICS=" + rt.config.atomics;
+  else if (rt.mode == atomics::AtomicityMode::AllHardware)
+    rt.mode_reason = "auto: every PE has an RDMA device with atomics";
+  else
+    rt.mode_reason = "auto: PE " + std::to_string(lacking) + " cannot do HCA atomics: " + no_hca;
   rt.wait = choose_wait_policy(rt.config.wait, node_is_oversubscribed(boot));
   rt.wait.data_sleep = fast_path_data_sleep;
   if (rt.config.sleep_timeout_us) rt.wait.sleep_timeout_ns = rt.config.sleep_timeout_us * 1000;
@@ -233,10 +239,11 @@ void runtime_print_info(FILE *out) {
   fprintf(out, "  PEs: %d, %d on this node%s, launcher: %s\n", rt.npes, here,
           rt.config.pes_per_node ? " (HOSHMEM_PES_PER_NODE)" : "",
           rt.boot ? rt.boot->launcher() : "-");
-  fprintf(out, "  atomicity mode: %s (%s)\n", atomics::mode_name(rt.mode),
+  fprintf(out, "  atomicity mode: %s (%s; %s)\n", atomics::mode_name(rt.mode),
           rt.mode == atomics::AtomicityMode::AllHardware
               ? "every AMO by the HCA, to this node's PEs through loopback"
-              : "CPU atomics on shared memory");
+              : "CPU atomics on shared memory",
+          rt.mode_reason.c_str());
   fprintf(out, "  RDMA device: %s\n", rdma_description().c_str());
   fprintf(out, "  transport: %s\n",
           rt.mode != atomics::AtomicityMode::AllHardware

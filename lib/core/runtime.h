@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include <shmem.h>
 
@@ -38,6 +39,7 @@ struct Runtime {
   int thread_level = 0;  // SHMEM_THREAD_*, as provided at the first init
   Config config{};
   atomics::AtomicityMode mode = atomics::AtomicityMode::AllSoftware;
+  std::string mode_reason;  // for SHMEM_INFO: why this mode
   atomics::AtomicBackend *remote_atomics = nullptr;  // inter-node / loopback backend, if any
   WaitPolicy wait;
   std::unique_ptr<Bootstrap> boot;
