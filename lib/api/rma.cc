@@ -50,7 +50,8 @@ void iput_elems(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, si
   auto *from = static_cast<const char *>(source);
   if (!to) [[unlikely]] {  // another node: one RDMA write per element
     for (size_t i = 0; i < nelems; ++i)
-      rdma_put(t.lane, t.pe, static_cast<char *>(dest) + i * dst * Size, from + i * sst * Size, Size, false);
+      rdma_put(t.lane, t.pe, static_cast<char *>(dest) + i * dst * Size, from + i * sst * Size,
+               Size, false);
     return;
   }
   for (size_t i = 0; i < nelems; ++i)
@@ -66,11 +67,11 @@ void iget_elems(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, si
   const size_t span = ((nelems - 1) * static_cast<size_t>(sst) + 1) * Size;
   const char *from = remote_address(source, span, t.pe, routine);
   auto *to = static_cast<char *>(dest);
-  if (!from) [[unlikely]] {  // another node: one RDMA read per element
+  if (!from) [[unlikely]] {  // another node: one RDMA read per element, all in flight at once
+    const char *src = static_cast<const char *>(source);
     for (size_t i = 0; i < nelems; ++i)
-      rdma_get(t.lane, t.pe, to + i * dst * Size, static_cast<const char *>(source) + i * sst * Size, Size,
-               false);
-    return;
+      rdma_get(t.lane, t.pe, to + i * dst * Size, src + i * sst * Size, Size, true);
+    return rt.remote_atomics->quiet(t.lane);
   }
   for (size_t i = 0; i < nelems; ++i)
     memcpy(to + i * dst * Size, from + i * sst * Size, Size);
@@ -115,11 +116,11 @@ void ibget_blocks(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, 
   const size_t span = ((nblocks - 1) * static_cast<size_t>(sst) + bsize) * Size;
   const char *from = remote_address(source, span, t.pe, routine);
   auto *to = static_cast<char *>(dest);
-  if (!from) [[unlikely]] {
+  if (!from) [[unlikely]] {  // another node: one RDMA read per block, all in flight at once
+    const char *src = static_cast<const char *>(source);
     for (size_t i = 0; i < nblocks; ++i)
-      rdma_get(t.lane, t.pe, to + i * dst * Size, static_cast<const char *>(source) + i * sst * Size,
-               bsize * Size, false);
-    return;
+      rdma_get(t.lane, t.pe, to + i * dst * Size, src + i * sst * Size, bsize * Size, true);
+    return rt.remote_atomics->quiet(t.lane);
   }
   for (size_t i = 0; i < nblocks; ++i)
     memcpy(to + i * dst * Size, from + i * sst * Size, bsize * Size);
