@@ -6,11 +6,12 @@
 #include <infiniband/verbs.h>
 #include <string.h>
 
-static struct ibv_qp *loopback_qp(struct ibv_pd *pd, struct ibv_cq *cq) {
+static inline struct ibv_qp *loopback_qp_depth(struct ibv_pd *pd, struct ibv_cq *cq,
+                                               unsigned depth) {
   struct ibv_qp_init_attr a;
   memset(&a, 0, sizeof a);
   a.send_cq = a.recv_cq = cq;
-  a.cap.max_send_wr = 64;
+  a.cap.max_send_wr = depth;
   a.cap.max_recv_wr = 1;
   a.cap.max_send_sge = a.cap.max_recv_sge = 1;
   a.qp_type = IBV_QPT_RC;
@@ -25,7 +26,11 @@ static struct ibv_qp *loopback_qp(struct ibv_pd *pd, struct ibv_cq *cq) {
   return qp;
 }
 
-static void loopback_connect(struct ibv_qp *qp, unsigned dest, unsigned lid) {
+static inline struct ibv_qp *loopback_qp(struct ibv_pd *pd, struct ibv_cq *cq) {
+  return loopback_qp_depth(pd, cq, 64);
+}
+
+static inline void loopback_connect(struct ibv_qp *qp, unsigned dest, unsigned lid) {
   struct ibv_qp_attr m;
   memset(&m, 0, sizeof m);
   m.qp_state = IBV_QPS_RTR;
