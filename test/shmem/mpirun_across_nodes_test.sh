@@ -6,6 +6,7 @@ set -u
 softhca=$1; shift
 export LD_LIBRARY_PATH="$(cd "$(dirname "$softhca")" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export SOFTHCA_FABRIC="mpirun-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
+trap 'rm -f "/dev/shm/softhca.$SOFTHCA_FABRIC"' EXIT
 export HOSHMEM_PES_PER_NODE=1 HOSHMEM_ATOMICS=hw
 if ! command -v mpirun >/dev/null; then
   echo "FAIL: mpirun not found (install openmpi-bin)"

@@ -55,6 +55,8 @@ if [[ -n $softhca ]]; then
   export LD_LIBRARY_PATH="$(cd "$(dirname "$softhca")" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   # test sandboxes share /dev/shm but not PIDs: the fabric's name comes from /dev/urandom
   export SOFTHCA_FABRIC="shtest-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
+  # the model's fabric segment outlives PEs that were killed: remove it with the work directory
+  trap 'rm -rf "$work"; rm -f "/dev/shm/softhca.$SOFTHCA_FABRIC"' EXIT
 fi
 for kv in "${envs[@]+"${envs[@]}"}"; do export "${kv?}"; done
 export SHTEST_PIDDIR="$work/pids"
