@@ -45,14 +45,15 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
     // compare-swap loops.
     const bool masked_here = caps.masked && (caps.masked_sizes_rc & r.size);
     const bool direct = r.size == 8 && simple(r.op) ? caps.standard : masked_here;
-    if (direct && nbi) {
-      // Non-fetching: nothing to wait for (complete at quiet); fetching _nbi: the old value
-      // lands in r.fetch_out by quiet. A waiter on this node is not rung after the HCA's
-      // update: waits poll with backoff in all-HW mode.
+    if (direct && nbi && !rt.control[r.pe]) {
+      // To another node: a non-fetching AMO does not wait (complete at quiet), a fetching _nbi
+      // one delivers its old value by quiet; the fence flag orders later operations on the QP.
+      // To this node (loopback) AMOs complete in the call instead: puts there are plain stores,
+      // which a fence could not order after an AMO still in flight, and the waiter is rung
+      // after the update, not before.
       transport.atomic_nbi(r.lane, r.pe,
                            atomics::encode_for_hca(r.op, r.size, r.operand, r.compare), where,
                            r.fetch_out);
-      if (r.op != atomics::AmoOp::Fetch && rt.control[r.pe]) notify(r.pe);
       return;
     }
     if (direct) {

@@ -172,9 +172,8 @@ void runtime_init(int requested, int *provided, const char *routine) {
   rt.wait = choose_wait_policy(rt.config.wait, node_is_oversubscribed(boot));
   rt.wait.data_sleep = fast_path_data_sleep;
   if (rt.config.sleep_timeout_us) rt.wait.sleep_timeout_ns = rt.config.sleep_timeout_us * 1000;
-  // Writes by RDMA, and AMOs that the HCA executes after their call returned, ring no doorbell.
-  if (spans_nodes || rt.mode == atomics::AtomicityMode::AllHardware)
-    rt.wait.first_sleep_ns = std::min(10 * 1000L, rt.wait.sleep_timeout_ns);
+  // Writes by RDMA from another node ring no doorbell: poll, then back off.
+  if (spans_nodes) rt.wait.first_sleep_ns = std::min(10 * 1000L, rt.wait.sleep_timeout_ns);
 
   static std::vector<shm::ControlBlock *> controls;
   controls.assign(rt.npes, nullptr);
