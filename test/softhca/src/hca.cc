@@ -524,6 +524,29 @@ void Hca::flush_qp(Qp* qp) {
   }
 }
 
+namespace {
+
+bool is_rd_atomic(uint8_t op) {
+  return op == MLX5_OPCODE_RDMA_READ || op == MLX5_OPCODE_ATOMIC_CS || op == MLX5_OPCODE_ATOMIC_FA ||
+         op == MLX5_OPCODE_ATOMIC_MASKED_CS || op == MLX5_OPCODE_ATOMIC_MASKED_FA;
+}
+
+// Initiator depth: an RC (or DC initiator) QP has at most max_rd_atomic RDMA reads and atomics
+// outstanding at once (0 behaves as 1; never more than the device's max_qp_rd_atom, 16). A further
+// read/atomic does not fail: it waits until a response retires an earlier one.
+bool rd_atomic_window_full(Qp* qp, uint8_t opcode) {
+  if (qp->kind != Kind::kRc && qp->kind != Kind::kDci) return false;
+  if (qp->attr.qp_state != IBV_QPS_RTS && qp->attr.qp_state != IBV_QPS_SQD) return false;
+  if (!is_rd_atomic(opcode)) return false;
+  uint32_t limit = std::clamp<uint32_t>(qp->attr.max_rd_atomic, 1, 16);
+  uint32_t in_flight = 0;
+  for (const Pending& p : qp->out)
+    if (p.syndrome < 0 && is_rd_atomic(p.opcode)) in_flight++;
+  return in_flight >= limit;
+}
+
+}  // namespace
+
 void Hca::ring_sq(Qp* qp, bool deferred) {
   if (!qp->sq_buf) return;
   auto state = qp->attr.qp_state;
@@ -534,12 +557,17 @@ void Hca::ring_sq(Qp* qp, bool deferred) {
   size_t before = qp->out.size();
   if (exec_knobs().reorder && (state == IBV_QPS_RTS || state == IBV_QPS_SQD))
     execute_reordered(qp, target);
+  qp->rd_atomic_stalled = false;
   while ((qp->hw_ci & 0xffff) != target) {
     mlx5_wqe_ctrl_seg ctrl;
     wqe_read(qp, qp->hw_ci, 0, &ctrl, sizeof ctrl);
     uint32_t ds = be32(ctrl.qpn_ds) & 0x3f;
     uint32_t bbs = (ds * 16 + 63) / 64;
     if (bbs == 0 || bbs > qp->sq_bbs) bbs = 1;
+    if (rd_atomic_window_full(qp, uint8_t(be32(ctrl.opmod_idx_opcode) & 0xff))) {
+      qp->rd_atomic_stalled = true;  // this WQE and all behind it wait (in order); on_resp resumes
+      break;
+    }
     if (qp->attr.qp_state == IBV_QPS_ERR || qp->attr.qp_state == IBV_QPS_SQE) {
       uint8_t op = be32(ctrl.opmod_idx_opcode) & 0xff;
       cq_push(qp->scq,
@@ -1082,6 +1110,8 @@ void Hca::on_resp(const uint8_t* body, uint32_t len) {
     p->syndrome = kSynOk;
   }
   retire(qp);
+  // A response freed initiator depth: the send queue continues where it waited.
+  if (qp->rd_atomic_stalled) ring_sq(qp);
 }
 
 // Requester: read data or an atomic's original value lands in the WQE's local buffers.

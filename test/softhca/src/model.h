@@ -154,6 +154,9 @@ struct Qp {
   uint32_t next_psn = 0;
   std::deque<Pending> out;
   uint64_t rnr_resend_at = 0;
+  // The send queue waits behind a read/atomic for its initiator depth (max_rd_atomic) to free up:
+  // a read/atomic response resumes it.
+  bool rd_atomic_stalled = false;
   // model: responder
   uint32_t rq_hw_ci = 0;
   uint32_t rc_epsn = 0;
