@@ -86,14 +86,15 @@ ibv_qp* make_rc(Dev& d, ibv_cq* cq, bool raw = false, int access = IBV_ACCESS_RE
   return qp;
 }
 
+// `depth`: the initiator depth (max_rd_atomic) and responder resources (max_dest_rd_atomic).
 int connect_rc(ibv_qp* qp, uint32_t remote, uint16_t lid, int rnr_retry = 7, int timeout = 10,
-               int retry = 2) {
+               int retry = 2, uint8_t depth = 16) {
   ibv_qp_attr m{};
   m.qp_state = IBV_QPS_RTR;
   m.path_mtu = IBV_MTU_4096;
   m.dest_qp_num = remote;
   m.rq_psn = 0;
-  m.max_dest_rd_atomic = 16;
+  m.max_dest_rd_atomic = depth;
   m.min_rnr_timer = 1;
   m.ah_attr.dlid = lid;
   m.ah_attr.port_num = 1;
@@ -105,7 +106,7 @@ int connect_rc(ibv_qp* qp, uint32_t remote, uint16_t lid, int rnr_retry = 7, int
   m.timeout = uint8_t(timeout);
   m.retry_cnt = uint8_t(retry);
   m.rnr_retry = uint8_t(rnr_retry);
-  m.max_rd_atomic = 16;
+  m.max_rd_atomic = depth;
   return ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
                                    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }

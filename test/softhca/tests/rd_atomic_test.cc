@@ -29,28 +29,6 @@ ibv_qp* make_deep_rc(Dev& d, ibv_cq* cq) {
   return qp;
 }
 
-// RTR then RTS with the given initiator depth (max_rd_atomic) and responder resources.
-int connect_depth(ibv_qp* qp, uint32_t remote, uint16_t lid, uint8_t depth) {
-  ibv_qp_attr m{};
-  m.qp_state = IBV_QPS_RTR;
-  m.path_mtu = IBV_MTU_4096;
-  m.dest_qp_num = remote;
-  m.max_dest_rd_atomic = depth;
-  m.min_rnr_timer = 1;
-  m.ah_attr.dlid = lid;
-  m.ah_attr.port_num = 1;
-  if (int r = ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                        IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-    return r;
-  m.qp_state = IBV_QPS_RTS;
-  m.timeout = 10;  // ~4 ms, 2 retries: well below the ~13 ms 64 queued atomics keep a responder busy
-  m.retry_cnt = 2;
-  m.rnr_retry = 7;
-  m.max_rd_atomic = depth;
-  return ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                                   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
 TEST(RdAtomic, InitiatorDepthBoundsOutstandingReadsAndAtomics) {
   Dev d;
   ASSERT_NE(d.pd, nullptr);
@@ -67,8 +45,9 @@ TEST(RdAtomic, InitiatorDepthBoundsOutstandingReadsAndAtomics) {
   ibv_mr* local = ibv_reg_mr(d.pd, results, sizeof results, IBV_ACCESS_LOCAL_WRITE);
   ASSERT_TRUE(target && local);
   constexpr uint8_t kDepth = 2;
-  ASSERT_EQ(connect_depth(a, b->qp_num, lid_of(d), kDepth), 0);
-  ASSERT_EQ(connect_depth(b, a->qp_num, lid_of(d), kDepth), 0);
+  // timeout 10 (~4 ms) and 2 retries: well below the ~13 ms 64 queued atomics keep a responder busy
+  ASSERT_EQ(connect_rc(a, b->qp_num, lid_of(d), 7, 10, 2, kDepth), 0);
+  ASSERT_EQ(connect_rc(b, a->qp_num, lid_of(d), 7, 10, 2, kDepth), 0);
 
   // Observer: the responder executes a request when it changes `word`; a request counts as
   // outstanding until its response has landed in `results`. Sampling `word` first and the landed
