@@ -5,7 +5,6 @@
 // reused before its completion send the new data, REORDER lets an unfenced read or atomic pass
 // earlier writes.
 #include <gtest/gtest.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,7 +24,6 @@
 #include "test/ib/rc_pair.h"
 #include "test/ib/softhca_main.h"
 
-extern char **environ;
 
 namespace hoshmem::rc {
 namespace {
@@ -104,27 +102,8 @@ int child() {
   return 0;
 }
 
-struct Child {
-  pid_t pid = -1;
-  FILE *in = nullptr, *out = nullptr;
-  Child() {
-    int to[2], from[2];
-    if (pipe(to) || pipe(from)) return;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, to[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-    char self[4096];
-    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    self[n > 0 ? n : 0] = '\0';
-    const char *argv[] = {self, "--peer", nullptr};
-    posix_spawn(&pid, self, &fa, nullptr, const_cast<char **>(argv), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(to[0]);
-    close(from[1]);
-    in = fdopen(to[1], "w");
-    out = fdopen(from[0], "r");
-  }
+// PE 1, which also hashes ranges of its memory on request.
+struct Child : PeerProcess {
   uint64_t hash(size_t off, size_t len) {
     fprintf(in, "H %zu %zu\n", off, len);
     fflush(in);
@@ -132,17 +111,7 @@ struct Child {
     if (fscanf(out, "%" SCNu64, &h) != 1) return 0;
     return h;
   }
-  int wait(const char *last = "Q") {
-    if (in) fprintf(in, "%s\n", last), fclose(in), in = nullptr;
-    int st = 0;
-    if (pid > 0) waitpid(pid, &st, 0);
-    pid = -1;
-    if (out) fclose(out), out = nullptr;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-  }
-  ~Child() {
-    if (pid > 0) wait();
-  }
+  int wait(const char *last = "Q") { return PeerProcess::wait(last); }
 };
 
 // Both sides up, addresses exchanged.

@@ -3,12 +3,17 @@
 #pragma once
 
 #include <infiniband/verbs.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+extern char **environ;
 
 #include "lib/transport/ib/device.h"
 #include "lib/transport/rc/rc_transport.h"
@@ -80,5 +85,47 @@ inline bool read_address(FILE *from, Side &s, int peer) {
   s.peer_addr = addr;
   return true;
 }
+
+// PE 1: this test binary run again as `SELF --peer [mode]`, its stdin and stdout piped to us.
+struct PeerProcess {
+  pid_t pid = -1;
+  FILE *in = nullptr, *out = nullptr;
+  explicit PeerProcess(const char *mode = nullptr) {
+    int to[2], from[2];
+    if (pipe(to) || pipe(from)) return;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+    char self[4096];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    const char *argv[] = {self, "--peer", mode, nullptr};
+    posix_spawn(&pid, self, &fa, nullptr, const_cast<char **>(argv), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(to[0]);
+    close(from[1]);
+    in = fdopen(to[1], "w");
+    out = fdopen(from[0], "r");
+  }
+  PeerProcess(const PeerProcess &) = delete;
+  PeerProcess &operator=(const PeerProcess &) = delete;
+  // Sends `last` (if any) as a final line, closes the peer's stdin and returns its exit status.
+  int wait(const char *last = nullptr) {
+    if (in) {
+      if (last) fprintf(in, "%s\n", last);
+      fclose(in);
+      in = nullptr;
+    }
+    int st = 0;
+    if (pid > 0) waitpid(pid, &st, 0);
+    pid = -1;
+    if (out) fclose(out), out = nullptr;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+  }
+  ~PeerProcess() {
+    if (pid > 0) wait();
+  }
+};
 
 }  // namespace hoshmem::rc

@@ -7,7 +7,6 @@
 #include "lib/transport/rc/rc_transport.h"
 
 #include <gtest/gtest.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,7 +21,6 @@
 #include "test/ib/rc_pair.h"
 #include "test/ib/softhca_main.h"
 
-extern char **environ;
 
 namespace hoshmem::rc {
 namespace {
@@ -55,39 +53,7 @@ int child(const char *mode) {
   return 0;
 }
 
-struct Child {
-  pid_t pid = -1;
-  FILE *in = nullptr, *out = nullptr;
-  explicit Child(const char *mode) {
-    int to[2], from[2];
-    if (pipe(to) || pipe(from)) return;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, to[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-    char self[4096];
-    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    self[n > 0 ? n : 0] = '\0';
-    const char *argv[] = {self, "--peer", mode, nullptr};
-    posix_spawn(&pid, self, &fa, nullptr, const_cast<char **>(argv), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(to[0]);
-    close(from[1]);
-    in = fdopen(to[1], "w");
-    out = fdopen(from[0], "r");
-  }
-  int wait() {
-    if (in) fclose(in), in = nullptr;
-    int st = 0;
-    if (pid > 0) waitpid(pid, &st, 0);
-    pid = -1;
-    if (out) fclose(out), out = nullptr;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-  }
-  ~Child() {
-    if (pid > 0) wait();
-  }
-};
+using Child = PeerProcess;
 
 TEST(RcTransport, LazyConnectionsRmaAndEveryAtomic) {
   Child c("work");
