@@ -9,6 +9,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -43,9 +44,19 @@ inline int softhca_test_main(int argc, char **argv, const char *name) {
     char fabric[96];
     snprintf(fabric, sizeof fabric, "%s-%llx", name, r);
     setenv("SOFTHCA_FABRIC", fabric, 1);
-    execv(self, argv);
-    perror("execv");
-    return 1;
+    // Run as a child, then remove the fabric's segment: processes the tests kill on purpose
+    // (a peer that "dies") cannot.
+    const pid_t child = fork();
+    if (child == 0) {
+      execv(self, argv);
+      perror("execv");
+      _exit(1);
+    }
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) < 0) return 1;
+    const std::string segment = std::string("/dev/shm/softhca.") + fabric;
+    unlink(segment.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
