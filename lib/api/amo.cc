@@ -18,25 +18,34 @@ enum class Want { Value, Nothing, Later };
 // Runs `cpu_op` on the mapped word when CPU atomics may serve `pe`, otherwise the job's atomic
 // backend (another node, or all-HW mode).
 template <class T, class CpuOp>
-inline T run(AmoOp op, const T *dest, T operand, T compare, Target t, const char *routine,
+[[gnu::always_inline]] inline T run(AmoOp op, const T *dest, T operand, T compare, Target t, const char *routine,
              CpuOp cpu_op, Want want, T *later) {
   if (want == Want::Later) check_local(later, sizeof(T), "fetch", routine);
   const int pe = t.pe;
-  char *word = amo_address(dest, sizeof(T), pe, routine);
+  if (static_cast<unsigned>(pe) >= static_cast<unsigned>(rt.npes)) [[unlikely]]
+    report_bad_pe(pe, routine);
   if (rt.cpu_atomics_ok[pe]) [[likely]] {
+    char *word = amo_address(dest, sizeof(T), pe, routine);
     T old = cpu_op(word);
     if (op != AmoOp::Fetch) notify(pe);
     if (want == Want::Later) *later = old;  // complete at once intra-node
     return old;
   }
+  // The backend checks that the word is symmetric; SHMEM_DEBUG's bounds and alignment here.
+  if (rt.debug) [[unlikely]]
+    amo_address(dest, sizeof(T), pe, routine);
   if (!rt.remote_atomics) [[unlikely]]
     fatal(routine, "no atomic backend reaches PE %d (mode %s)", pe, atomics::mode_name(rt.mode));
+  if (op == AmoOp::FetchAdd && sizeof(T) == 8 && want == Want::Nothing) {
+    rt.remote_atomics->add_nbi(t.lane, pe, dest, cpu::to_bits(operand), routine);
+    return T{};
+  }
   T old{};
   void *out = want == Want::Value ? static_cast<void *>(&old)
               : want == Want::Later ? static_cast<void *>(later)
                                     : nullptr;
-  atomics::AmoRequest r{op,  sizeof(T), pe, dest, cpu::to_bits(operand), cpu::to_bits(compare),
-                        out, t.lane};
+  atomics::AmoRequest r{op,  sizeof(T), pe,    dest,   cpu::to_bits(operand), cpu::to_bits(compare),
+                        out, t.lane,    routine};
   rt.remote_atomics->execute(r, want != Want::Value);
   return old;
 }
@@ -44,45 +53,45 @@ inline T run(AmoOp op, const T *dest, T operand, T compare, Target t, const char
 // Each operation: `want` and `later` as in run(); the value returned is the old one for
 // Want::Value only.
 template <class T>
-inline T fetch(const T *src, Target to, const char *r, Want w = Want::Value, T *later = nullptr) {
+[[gnu::always_inline]] inline T fetch(const T *src, Target to, const char *r, Want w = Want::Value, T *later = nullptr) {
   return run<T>(AmoOp::Fetch, src, T{}, T{}, to, r, [](char *x) { return cpu::fetch<T>(x); }, w,
                 later);
 }
 template <class T>
-inline void set(T *dest, T v, Target to, const char *r) {
+[[gnu::always_inline]] inline void set(T *dest, T v, Target to, const char *r) {
   run<T>(AmoOp::Set, dest, v, T{}, to, r, [v](char *x) {
     cpu::set<T>(x, v);
     return T{};
   }, Want::Nothing, nullptr);
 }
 template <class T>
-inline T swap(T *dest, T v, Target to, const char *r, Want w = Want::Value, T *later = nullptr) {
+[[gnu::always_inline]] inline T swap(T *dest, T v, Target to, const char *r, Want w = Want::Value, T *later = nullptr) {
   return run<T>(AmoOp::Swap, dest, v, T{}, to, r, [v](char *x) { return cpu::swap<T>(x, v); }, w,
                 later);
 }
 template <class T>
-inline T compare_swap(T *dest, T cond, T v, Target to, const char *r, Want w = Want::Value,
+[[gnu::always_inline]] inline T compare_swap(T *dest, T cond, T v, Target to, const char *r, Want w = Want::Value,
                       T *later = nullptr) {
   return run<T>(AmoOp::CompareSwap, dest, v, cond, to, r,
                 [cond, v](char *x) { return cpu::compare_swap<T>(x, cond, v); }, w, later);
 }
 template <class T>
-inline T fetch_add(T *dest, T v, Target to, const char *r, Want w = Want::Value, T *later = nullptr) {
+[[gnu::always_inline]] inline T fetch_add(T *dest, T v, Target to, const char *r, Want w = Want::Value, T *later = nullptr) {
   return run<T>(AmoOp::FetchAdd, dest, v, T{}, to, r,
                 [v](char *x) { return cpu::fetch_add<T>(x, v); }, w, later);
 }
 template <class T>
-inline T fetch_and(T *dest, T v, Target to, const char *r, Want w = Want::Value, T *later = nullptr) {
+[[gnu::always_inline]] inline T fetch_and(T *dest, T v, Target to, const char *r, Want w = Want::Value, T *later = nullptr) {
   return run<T>(AmoOp::FetchAnd, dest, v, T{}, to, r,
                 [v](char *x) { return cpu::fetch_and<T>(x, v); }, w, later);
 }
 template <class T>
-inline T fetch_or(T *dest, T v, Target to, const char *r, Want w = Want::Value, T *later = nullptr) {
+[[gnu::always_inline]] inline T fetch_or(T *dest, T v, Target to, const char *r, Want w = Want::Value, T *later = nullptr) {
   return run<T>(AmoOp::FetchOr, dest, v, T{}, to, r,
                 [v](char *x) { return cpu::fetch_or<T>(x, v); }, w, later);
 }
 template <class T>
-inline T fetch_xor(T *dest, T v, Target to, const char *r, Want w = Want::Value, T *later = nullptr) {
+[[gnu::always_inline]] inline T fetch_xor(T *dest, T v, Target to, const char *r, Want w = Want::Value, T *later = nullptr) {
   return run<T>(AmoOp::FetchXor, dest, v, T{}, to, r,
                 [v](char *x) { return cpu::fetch_xor<T>(x, v); }, w, later);
 }

@@ -21,6 +21,7 @@ struct AmoRequest {
   uint64_t compare;      // bits of the condition (compare-swap)
   void *fetch_out;       // where the old value goes (size bytes); null for non-fetching ops
   int lane = 0;          // the context's transport lane (0: the default context's)
+  const char *routine = nullptr;  // the API routine, for errors (null: a library message)
 };
 
 class AtomicBackend {
@@ -29,6 +30,11 @@ class AtomicBackend {
   virtual const char *name() const = 0;
   // Blocking for fetching requests unless `nbi`; a non-blocking request completes at quiet().
   virtual void execute(const AmoRequest &request, bool nbi) = 0;
+  // A 64-bit add whose old value nobody wants (the add and inc of 8-byte types), complete at
+  // quiet: the commonest AMO, which a backend may give its own short path.
+  virtual void add_nbi(int lane, int pe, const void *target, uint64_t value, const char *routine) {
+    execute(AmoRequest{AmoOp::FetchAdd, 8, pe, target, value, 0, nullptr, lane, routine}, true);
+  }
   // Completes every request issued so far (on `lane`).
   virtual void quiet(int lane = 0) = 0;
 };

@@ -38,7 +38,7 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
   const char *name() const override { return "HCA atomics over RC"; }
 
   void execute(const atomics::AmoRequest &r, bool nbi) override {
-    const ib::RemoteAddr where = remote(r.target, r.pe);
+    const ib::RemoteAddr where = remote(r.target, r.pe, r.routine);
     const ib::AtomicCaps &caps = device->atomics();
     uint64_t old;
     // Straight to the HCA when it has the encoding this op needs on this size; otherwise
@@ -66,6 +66,17 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
     if (r.op != atomics::AmoOp::Fetch && rt.control[r.pe]) notify(r.pe);  // a waiter here
   }
 
+  void add_nbi(int lane, int pe, const void *target, uint64_t value,
+               const char *routine) override {
+    if (rt.control[pe]) [[unlikely]]  // this node: complete in the call, as execute says why
+      return add_on_node(lane, pe, target, value, routine);
+    transport.atomic_add_nbi(lane, pe, value, remote(target, pe, routine));
+  }
+  [[gnu::noinline]] void add_on_node(int lane, int pe, const void *target, uint64_t value,
+                                     const char *routine) {
+    execute({atomics::AmoOp::FetchAdd, 8, pe, target, value, 0, nullptr, lane, routine}, true);
+  }
+
   void quiet(int lane) override { transport.quiet(lane); }
 
   // peer::Network: the library's own messages, on lane 0 like the default context.
@@ -77,11 +88,15 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
   }
   void flush() override { transport.quiet(0); }
 
-  // Where this PE's address `sym` (control area, heap or globals) is on PE `pe`.
-  ib::RemoteAddr remote(const void *sym, int pe) const {
+  // Where this PE's address `sym` (control area, heap or globals) is on PE `pe`; an address in
+  // none of them is reported as not symmetric, in `routine`'s name.
+  ib::RemoteAddr remote(const void *sym, int pe, const char *routine = "RDMA") const {
     const uintptr_t a = reinterpret_cast<uintptr_t>(sym);
     const SegmentRecord &s = segments[static_cast<size_t>(pe)];
-    if (uintptr_t off = a - file_base; off < file_size) return {s.file_base + off, s.file_rkey};
+    if (uintptr_t off = a - file_base; off < file_size) [[likely]]
+      return {s.file_base + off, s.file_rkey};
+    if (uintptr_t off = a - rt.space.data.base; off >= rt.space.data.size) [[unlikely]]
+      report_not_symmetric(sym, pe, routine ? routine : "RDMA");
     return {s.data_base + (a - rt.space.data.base), s.data_rkey};
   }
 

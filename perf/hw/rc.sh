@@ -2,7 +2,9 @@
 # RC across nodes over the software mlx5 HCA (test/softhca): hoshmem's puts, gets and AMOs to a PE
 # of another node next to the same operations written directly in verbs, in one run. Numbers, not
 # a test: nothing here asserts a timing.
-#   perf/hw/rc.sh [ITERATIONS]       (default 1000; RC_BATCH=64 rate batch, RC_COUNT=1000 adds)
+#   perf/hw/rc.sh [ITERATIONS]       (default 1000; RC_BATCH=64 rate batch, RC_COUNT=1000 adds,
+#                                     RC_ONLY_COUNT=1: the instruction count alone,
+#                                     RC_CALLGRIND_OUT=file: keep its profile)
 #
 # Columns (every value the best of 5 timed loops after one untimed; loops on sizes above 8 KiB
 # run ITERATIONS * 8 KiB / size times, at least 10):
@@ -44,7 +46,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 iters=${1:-1000}
 batch=${RC_BATCH:-64}
 count=${RC_COUNT:-1000}
-wait_fns=${RC_WAIT_FNS:-'Transport::wait_for\('}
+wait_fns=${RC_WAIT_FNS:-'Transport::wait_for(_room)?\('}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -65,6 +67,7 @@ c++ -std=c++20 -O2 -I"$root" "$root/perf/hw/raw_amo.cc" "$root/lib/transport/ib/
 export SOFTHCA_FABRIC="perf-rc-$$"
 softhca="$root/test/softhca/with-softhca"
 hosh_env=(env HOSHMEM_PES_PER_NODE=1 HOSHMEM_ATOMICS=hw HOSHMEM_TRANSPORT=rc PERF_PIN=1)
+if [ "${RC_ONLY_COUNT:-0}" = 0 ]; then
 echo "== hoshmem: rc_rma on 2 PEs, one per node"
 "$softhca" "${hosh_env[@]}" "$work/prefix/bin/oshrun" -np 2 "$root/perf/pin.sh" \
   "$work/rc_rma" "$iters" "$batch" >"$work/hoshmem"
@@ -99,6 +102,7 @@ table() {
 }
 table lat ns
 table rate Mops/s
+fi
 
 echo
 echo "== instructions per shmem_long_atomic_add to another node's PE (callgrind, $count calls)"
@@ -120,6 +124,8 @@ SOFTHCA_DOORBELL_SPIN_US=1000000 "$softhca" "${hosh_env[@]}" "$work/prefix/bin/o
   "$work/under_callgrind.sh" "$work/rc_add_count" "$count" >"$work/count.out" ||
   { echo "callgrind run failed:"; tail -5 "$work/valgrind.log" "$work/count.out"; exit 1; }
 main=$(ls "$work"/callgrind.*-01)
+# RC_CALLGRIND_OUT=file keeps the profile (callgrind_annotate --auto=yes shows it line by line)
+if [ -n "${RC_CALLGRIND_OUT:-}" ]; then cp "$main" "$RC_CALLGRIND_OUT"; fi
 callgrind_annotate --auto=no --inclusive=yes --threshold=100 "$main" >"$work/inclusive.txt"
 callgrind_annotate --auto=no --threshold=100 "$main" >"$work/self.txt"
 # "N,NNN (x%)  file:function [object]": sum the costs of the lines whose rest matches

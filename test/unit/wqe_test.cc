@@ -68,8 +68,11 @@ struct Ring {
       ASSERT_EQ(mem[at], want[i]) << what << ": byte " << i << " of the WQE (segment " << i / 16
                                   << ")";
     }
-    for (size_t i = 0; i < sizeof mem; ++i)
-      if (!in_wqe[i]) ASSERT_EQ(mem[i], 0xcc) << what << ": wrote ring byte " << i;
+    for (size_t i = 0; i < sizeof mem; ++i) {
+      if (!in_wqe[i]) {
+        ASSERT_EQ(mem[i], 0xcc) << what << ": wrote ring byte " << i;
+      }
+    }
   }
 };
 
@@ -120,6 +123,26 @@ TEST(Wqe, EveryAtomicBitForBit) {
                                  std::to_string(row.size) + " at pi " + std::to_string(pi);
         ring.expect(hex(want), bbs, what.c_str());
       }
+    }
+  }
+}
+
+// The non-fetching add's template: the table's 8-byte fetch-add row, bit for bit, at every ring
+// position, with every flag combination, written over a ring that held other bytes.
+TEST(Wqe, FetchAddTemplateMatchesTable) {
+  FetchAddTemplate t;
+  t.init(kQpn, {kLocal, kLkey});
+  for (uint16_t pi : {uint16_t{0}, uint16_t{3}, uint16_t{7}}) {
+    for (int flags = 0; flags < 4; ++flags) {
+      Ring ring(pi);
+      const bool signaled = flags & 1, fence = flags & 2;
+      t.write(ring.sq.segment(0), ring.sq, 0x1122334455667788ull, {kRemote, kRkey},
+              {signaled, fence});
+      const unsigned bbs = 1;
+      const std::string want =
+          ctrl(0x00, pi, 0x12, 4, (signaled ? 0x08 : 0) | (fence ? 0x80 : 0)) + kRaddr +
+          "1122334455667788 0000000000000000" + data_seg(8);
+      ring.expect(hex(want), bbs, ("fetch-add template at pi " + std::to_string(pi)).c_str());
     }
   }
 }

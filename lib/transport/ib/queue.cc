@@ -7,10 +7,6 @@
 
 namespace hoshmem::ib {
 namespace {
-// Ordering of our stores to host memory (WQE, records) before the HCA may read them, and of the
-// doorbell record before the doorbell register (device memory, write-combining): an sfence
-// orders both on x86.
-inline void write_barrier() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 constexpr unsigned kCqConsumerIndexRecord = 0;  // dbrec[0] of a CQ: its consumer index
 }  // namespace
 
@@ -33,20 +29,6 @@ bool SendQueue::init(ibv_qp *qp) {
   bf_size_ = dv.bf.size;
   bf_offset_ = 0;
   return true;
-}
-
-void SendQueue::post(unsigned bbs) {
-  const void *ctrl = ring_.segment(0);
-  ring_.pi = static_cast<uint16_t>(ring_.pi + bbs);
-  write_barrier();  // the WQE before the record that announces it
-  dbrec_[MLX5_SND_DBR] = htobe32(ring_.pi);
-  write_barrier();  // the record before the doorbell
-  // The doorbell: the first 8 bytes of the control segment to the register. (BlueFlame, which
-  // copies the whole WQE there to save the HCA a read, is left for later.) With BlueFlame
-  // registers, consecutive doorbells alternate between the two halves, as rdma-core's do.
-  *reinterpret_cast<volatile uint64_t *>(bf_ + bf_offset_) = *static_cast<const uint64_t *>(ctrl);
-  write_barrier();
-  bf_offset_ ^= bf_size_;
 }
 
 bool CompletionQueue::init(ibv_cq *cq) {

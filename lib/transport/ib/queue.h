@@ -6,11 +6,23 @@
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
+#include <endian.h>
+
+#include <atomic>
 #include <cstdint>
 
 #include "lib/transport/ib/wqe.h"
 
 namespace hoshmem::ib {
+
+// Orders earlier stores before later ones, write-combining (device) memory included.
+inline void store_fence() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_sfence();
+#else
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
 
 class SendQueue {
  public:
@@ -20,8 +32,26 @@ class SendQueue {
   const SqRing &ring() const { return ring_; }
   // Free BBs: the ring holds `bb_count`, less those posted and not yet completed.
   uint32_t free_bbs() const { return ring_.bb_count - static_cast<uint16_t>(ring_.pi - done_); }
-  // Hands the WQE just written (of `bbs` BBs, at the producer index) to the HCA.
-  void post(unsigned bbs);
+  // Hands the WQE just written (of `bbs` BBs, at the producer index) to the HCA: the doorbell
+  // record, then the first 8 bytes of its control segment to the doorbell register. (BlueFlame,
+  // which copies the whole WQE there to save the HCA a read, is left for later.) With BlueFlame
+  // registers, consecutive doorbells alternate between the register's two halves.
+  void post(unsigned bbs) { post(ring_.segment(0), bbs); }
+  // The same when the caller holds the WQE's address (ring().segment(0)).
+  void post(const void *wqe, unsigned bbs) {
+    const uint64_t first8 = *static_cast<const uint64_t *>(wqe);
+    ring_.pi = static_cast<uint16_t>(ring_.pi + bbs);
+    // x86 keeps stores to ordinary memory in order: the WQE is visible before the record that
+    // announces it once the compiler keeps them in order.
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    dbrec_[MLX5_SND_DBR] = htobe32(ring_.pi);
+    // The record before the doorbell (device memory, write-combining), and the doorbell out of
+    // the write-combining buffer.
+    store_fence();
+    *reinterpret_cast<volatile uint64_t *>(bf_ + bf_offset_) = first8;
+    store_fence();
+    bf_offset_ ^= bf_size_;
+  }
   // A completion for the WQE whose first BB had index `wqe_counter` frees the BBs up to it (and
   // that WQE's `bbs`): WQEs complete in order on a send queue.
   void completed(uint16_t wqe_counter, unsigned bbs) {

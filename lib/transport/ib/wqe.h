@@ -9,10 +9,12 @@
 // in BBs; posting (doorbell record, then BlueFlame/UAR) is the queue's business (sq.h).
 #pragma once
 
+#include <endian.h>
 #include <infiniband/mlx5dv.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "lib/atomics/hca_encoding.h"
 
@@ -79,6 +81,37 @@ unsigned write_rdma_read(const SqRing &ring, const LocalBuf &local, uint32_t len
 // An atomic as encoded by atomics::encode_for_hca; the old value lands in `result` (size bytes).
 unsigned write_atomic(const SqRing &ring, const atomics::HcaAtomic &atomic, const LocalBuf &result,
                       const RemoteAddr &remote, WqeFlags flags);
+
+// A standard 8-byte fetch-add whose old value lands in one fixed buffer, prepared once per queue
+// by write_atomic: writing one copies its 64 bytes (one BB: control, remote-address, atomic and
+// data segments; a BB never wraps) and fills in what changes, the producer index, flags, remote
+// word and addend. The path of non-fetching adds, where every instruction counts.
+class FetchAddTemplate {
+ public:
+  void init(uint32_t qpn, const LocalBuf &result) {
+    const SqRing ring{bytes_, 1, qpn, 0};
+    write_atomic(ring, atomics::encode_for_hca(atomics::AmoOp::FetchAdd, 8, 0, 0), result, {0, 0},
+                 {});
+  }
+  // Writes the WQE at `wqe`, which is ring.segment(0) (the caller has it for the doorbell).
+  void write(void *wqe, const SqRing &ring, uint64_t add, const RemoteAddr &remote,
+             WqeFlags flags) const {
+    auto *bb = static_cast<uint8_t *>(wqe);
+    memcpy(bb, bytes_, sizeof bytes_);
+    auto *ctrl = reinterpret_cast<mlx5_wqe_ctrl_seg *>(bb);
+    auto *raddr = reinterpret_cast<mlx5_wqe_raddr_seg *>(bb + 16);
+    auto *atomic = reinterpret_cast<mlx5_wqe_atomic_seg *>(bb + 32);
+    ctrl->opmod_idx_opcode = htobe32(uint32_t{ring.pi} << 8 | MLX5_OPCODE_ATOMIC_FA);
+    ctrl->fm_ce_se = static_cast<uint8_t>((flags.signaled ? MLX5_WQE_CTRL_CQ_UPDATE : 0) |
+                                          (flags.fence ? MLX5_WQE_CTRL_FENCE : 0));
+    raddr->raddr = htobe64(remote.addr);
+    raddr->rkey = htobe32(remote.rkey);
+    atomic->swap_add = htobe64(add);
+  }
+
+ private:
+  alignas(64) uint8_t bytes_[MLX5_SEND_WQE_BB] = {};
+};
 
 // The largest inline RDMA write one WQE of at most `max_bbs` BBs can carry (after the control,
 // remote-address and inline header segments).

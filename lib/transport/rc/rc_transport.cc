@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <unordered_map>
 #include <optional>
 
@@ -27,9 +26,6 @@ constexpr uint32_t kCmMagic = 0x68726332;
 constexpr unsigned kCmSlots = 64;            // receive buffers of the connection manager
 constexpr unsigned kGrh = 40;                // every UD receive starts with room for a GRH
 constexpr unsigned kCmSlotBytes = 128;       // GRH + message, rounded
-constexpr uint32_t kSendQueueDepth = 256;    // WQEs per RC QP
-constexpr unsigned kInitiatorDepth = 16;     // reads/atomics in flight per QP (max_rd_atomic)
-constexpr uint32_t kMaxWqeBbs = 4;           // the largest WQE we write (inline data included)
 constexpr int kMaxLanes = 64;
 constexpr size_t kSlotBytes = 32 * 1024;     // bounce slot: one message of a bounced transfer
 constexpr unsigned kSlots = 8;               // per lane: copy one while others are on the wire
@@ -84,16 +80,6 @@ const char *status_name(ibv_wc_status s) {
 
 }  // namespace
 
-// What happens when a WQE completes (its CQE, or a later one of the same QP, is read).
-struct Transport::Action {
-  enum Kind : uint8_t { kNone, kSlot, kCopyOut, kFetch, kCache } kind = kNone;
-  uint8_t size = 0;     // kFetch: bytes of old value
-  uint32_t slot = 0;    // bounce slot (kSlot, kCopyOut) or reply slot (kFetch)
-  uint32_t length = 0;  // kCopyOut
-  void *dst = nullptr;  // kCopyOut, kFetch
-  CacheEntry *entry = nullptr;
-};
-
 struct Transport::Wqe {
   enum Kind : uint8_t { kWrite, kWriteInline, kRead, kAtomic } kind;
   const void *data;  // kWriteInline
@@ -110,67 +96,6 @@ struct Transport::CacheEntry {
   uint64_t last_use;
   bool dead;  // forgotten while in use: deregistered at the last release
 };
-
-struct Transport::Endpoint {
-  int pe = -1;
-  ibv_qp *qp = nullptr;
-  ib::SendQueue sq;                // raw path
-  bool connected = false;          // our QP is in RTS, aimed at the peer's (cm_mutex_)
-  bool answered = false;           // the peer replied: its QP is ready too (cm_mutex_)
-  std::atomic<bool> ready{false};  // both: operations may go
-  // The rest: the lane's lock.
-  bool fence_next = false;      // the next WQE carries the fence flag
-  bool write_unfenced = false;  // a write was posted since the last fenced read/atomic
-  struct Posted {
-    uint64_t seq;
-    uint16_t index;  // first BB (raw path)
-    uint16_t bbs;
-    bool read_or_atomic;
-    Action action;
-  };
-  std::deque<Posted> in_flight;  // posted, not retired, in order
-  uint64_t posted = 0, done = 0;  // sequence numbers of WQEs
-  unsigned since_signal = 0;      // unsignaled WQEs since the last signaled one
-  unsigned reads_atomics = 0;     // reads and atomics in flight (at most kInitiatorDepth)
-  unsigned signal_every = 1;
-  ib::RemoteAddr last_remote{};   // where quiet's zero-length write goes
-};
-
-struct Transport::Lane {
-  int id = 0;
-  bool exclusive = false;
-  std::mutex mutex;
-  ibv_cq *cq = nullptr;
-  ib::CompletionQueue ring;
-  std::unique_ptr<std::atomic<Endpoint *>[]> eps;  // by PE
-  std::vector<std::unique_ptr<Endpoint>> owned;
-  std::unordered_map<uint32_t, Endpoint *> by_qpn;
-  uint8_t *bounce = nullptr;
-  ibv_mr *bounce_mr = nullptr;
-  std::vector<unsigned> free_slots;
-  uint64_t *replies = nullptr;  // kReplySlots + 1 (the last: non-fetching atomics' discard)
-  ibv_mr *replies_mr = nullptr;
-  std::vector<unsigned> free_replies;
-  std::atomic<uint64_t> cqes{0}, wqes{0};
-};
-
-namespace {
-// The lane's lock, unless the lane is exclusive (one thread only).
-class LaneLock {
- public:
-  explicit LaneLock(std::mutex &m, bool exclusive) : m_(exclusive ? nullptr : &m) {
-    if (m_) m_->lock();
-  }
-  ~LaneLock() {
-    if (m_) m_->unlock();
-  }
-  LaneLock(const LaneLock &) = delete;
-  LaneLock &operator=(const LaneLock &) = delete;
-
- private:
-  std::mutex *m_;
-};
-}  // namespace
 
 Transport::Transport() = default;
 Transport::~Transport() { shutdown(); }
@@ -281,6 +206,7 @@ bool Transport::make_lane(Lane *l, std::string *why) {
   }
   for (unsigned i = kSlots; i-- > 0;) l->free_slots.push_back(i);
   for (unsigned i = kReplySlots; i-- > 0;) l->free_replies.push_back(i);
+  l->discard = {reinterpret_cast<uint64_t>(&l->replies[kReplySlots]), l->replies_mr->lkey};
   return true;
 }
 
@@ -653,6 +579,12 @@ Transport::Endpoint *Transport::find_or_create_locked(Lane *l, int pe) {
   } else {
     ep->signal_every = kSignalEvery;
   }
+  ep->atomic_signal_every = std::min(ep->signal_every, kInitiatorDepth / 2);
+  // One entry per WQE the queue can hold (raw: every WQE takes at least one BB).
+  const uint64_t entries = raw_ ? ep->sq.ring().bb_count : kSendQueueDepth;
+  ep->signaled = std::make_unique<Endpoint::Signaled[]>(entries);
+  ep->signaled_mask = entries - 1;
+  if (raw_) ep->fetch_add.init(qp->qp_num, l->discard);
   Endpoint *raw = ep.get();
   {
     LaneLock lock(l->mutex, l->exclusive);  // lane 0: the connection thread adds to it
@@ -736,24 +668,18 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
   const bool read_or_atomic = w.kind == Wqe::kRead || w.kind == Wqe::kAtomic;
   // A read or atomic may pass earlier writes of this QP unless fenced.
   const bool fence = ep->fence_next || (read_or_atomic && ep->write_unfenced);
-  // The QP grants kInitiatorDepth reads and atomics in flight (max_rd_atomic): the one that
-  // reaches it asks for a completion, and the next waits for room. A real HCA would hold the
-  // excess in its send queue; keeping it here bounds what a responder sees queued from us.
-  signal = signal || action.kind != Action::kNone || ep->since_signal + 1 >= ep->signal_every ||
-           (read_or_atomic && ep->reads_atomics + 1 >= kInitiatorDepth);
-  if (read_or_atomic)
-    while (ep->reads_atomics >= kInitiatorDepth)
-      if (!progress(l)) sched_yield();
+  // The QP grants kInitiatorDepth reads and atomics in flight (max_rd_atomic); one more waits
+  // for room. A real HCA would hold the excess in its send queue; keeping it here bounds what a
+  // responder sees queued from us. Reads and atomics ask for a completion every
+  // atomic_signal_every (at most kInitiatorDepth / 2) WQEs: room comes back before the limit is
+  // reached, and any kInitiatorDepth of them in flight include a signaled WQE to wait for.
+  signal = signal || action.kind != Action::kNone ||
+           ep->since_signal + 1 >= (read_or_atomic ? ep->atomic_signal_every : ep->signal_every);
   // Room first: retiring WQEs may run completions but never posts.
-  if (raw_) {
-    while (ep->sq.free_bbs() < kMaxWqeBbs)
-      if (!progress(l)) sched_yield();
-  } else {
-    while (ep->in_flight.size() >= kSendQueueDepth)
-      if (!progress(l)) sched_yield();
-  }
+  if (!has_room(ep, read_or_atomic)) [[unlikely]]
+    wait_for_room(l, ep, read_or_atomic);
   const uint64_t seq = ++ep->posted;
-  ep->reads_atomics += read_or_atomic;
+  ep->reads_atomics_posted += read_or_atomic;
   uint16_t index = 0, bbs = 0;
   if (raw_) {
     const ib::SqRing &ring = ep->sq.ring();
@@ -774,7 +700,7 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
                              ib::write_atomic(ring, *w.atomic, w.local, w.remote, flags));
         break;
     }
-    ep->in_flight.push_back({seq, index, bbs, read_or_atomic, action});
+    if (signal) ep->record_signaled(index, bbs, action);
     ep->sq.post(bbs);
   } else {
     ibv_sge sge{w.local.addr, w.length, w.local.lkey};
@@ -810,7 +736,7 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
         wr.num_sge = 1;
         break;
     }
-    ep->in_flight.push_back({seq, 0, 0, read_or_atomic, action});
+    if (signal) ep->record_signaled(0, 0, action);
     if (const int err = ibv_post_send(ep->qp, &wr, &bad); err != 0) {
       char why[96];
       snprintf(why, sizeof why, "cannot post a work request: %s", strerror(err));
@@ -822,8 +748,12 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
   if (!read_or_atomic) ep->write_unfenced = true;
   ep->since_signal = signal ? 0 : ep->since_signal + 1;
   ep->last_remote = w.remote;
-  l->wqes.fetch_add(1, std::memory_order_relaxed);
   return seq;
+}
+
+void Transport::wait_for_room(Lane *l, Endpoint *ep, bool read_or_atomic) {
+  while (!has_room(ep, read_or_atomic))
+    if (!progress(l)) sched_yield();
 }
 
 bool Transport::progress(Lane *l) {
@@ -858,13 +788,14 @@ bool Transport::progress(Lane *l) {
 // A completion for the WQE `id` (first BB on the raw path, sequence number on the verbs path)
 // retires it and every earlier WQE of the QP: they complete in order.
 void Transport::retire(Lane *l, Endpoint *ep, uint64_t id, bool by_seq) {
-  while (!ep->in_flight.empty()) {
-    const Endpoint::Posted p = ep->in_flight.front();
-    ep->in_flight.pop_front();
+  while (ep->signaled_done < ep->signaled_posted) {
+    const Endpoint::Signaled &p = ep->signaled[++ep->signaled_done & ep->signaled_mask];
+    l->wqes.store(l->wqes.load(std::memory_order_relaxed) + (p.seq - ep->done),
+                  std::memory_order_relaxed);
     ep->done = p.seq;
-    ep->reads_atomics -= p.read_or_atomic;
+    ep->reads_atomics_done = p.reads_atomics_upto;
     if (raw_) ep->sq.completed(p.index, p.bbs);
-    complete(l, p.action);
+    if (p.action.kind != Action::kNone) complete(l, p.action);
     if (by_seq ? p.seq == id : p.index == static_cast<uint16_t>(id)) break;
   }
 }
@@ -1021,6 +952,14 @@ void Transport::atomic_nbi(int lane, int pe, const atomics::HcaAtomic &a,
                     {reinterpret_cast<uint64_t>(&l->replies[slot]), l->replies_mr->lkey}, a.size,
                     target, &a},
          action, false);
+}
+
+void Transport::atomic_add_slow(int lane, int pe, uint64_t addend, ib::RemoteAddr target) {
+  Lane *l = lane_of(lane);
+  Endpoint *ep = endpoint(l, pe);
+  LaneLock lock(l->mutex, l->exclusive);
+  const atomics::HcaAtomic a = atomics::encode_for_hca(atomics::AmoOp::FetchAdd, 8, addend, 0);
+  submit(l, ep, Wqe{Wqe::kAtomic, nullptr, l->discard, 8, target, &a}, Action{}, false);
 }
 
 void Transport::fence(int lane, int pe) {

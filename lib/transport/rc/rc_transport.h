@@ -116,6 +116,10 @@ class Transport {
   uint64_t atomic(int lane, int pe, const atomics::HcaAtomic &a, const ib::RemoteAddr &target);
   void atomic_nbi(int lane, int pe, const atomics::HcaAtomic &a, const ib::RemoteAddr &target,
                   void *fetch_out);
+  // atomic_nbi of a 64-bit add whose old value nobody wants (shmem_*_atomic_add and _inc to
+  // another node): the shortest path from the API to the doorbell, inline (rc_lane.h).
+  [[gnu::always_inline]] inline void atomic_add_nbi(int lane, int pe, uint64_t addend,
+                                                    ib::RemoteAddr target);
   void fence(int lane, int pe);
   void fence_all(int lane);
   void quiet(int lane);
@@ -138,7 +142,7 @@ class Transport {
   // (HOSHMEM_RC_CACHE_MIN bytes; unset or 0: never).
   size_t cache_threshold() const { return cache_min_; }
   struct Stats {
-    uint64_t cqes = 0, wqes = 0;          // completions read, WQEs posted (every lane)
+    uint64_t cqes = 0, wqes = 0;          // completions read, WQEs completed (every lane)
     uint64_t cache_hits = 0, cache_misses = 0;
   };
   Stats stats() const;
@@ -167,6 +171,11 @@ class Transport {
   // The send path (the lane's lock held, if any).
   uint64_t submit(Lane *lane, Endpoint *ep, const Wqe &w, const Action &action, bool signal);
   void wait_for(Lane *lane, Endpoint *ep, uint64_t seq);
+  // Room on `ep` for one more WQE (and, for a read or atomic, one more in flight: the QP's
+  // max_rd_atomic); wait_for_room reads completions until there is.
+  inline bool has_room(const Endpoint *ep, bool read_or_atomic) const;
+  void wait_for_room(Lane *lane, Endpoint *ep, bool read_or_atomic);
+  void atomic_add_slow(int lane, int pe, uint64_t addend, ib::RemoteAddr target);
   bool progress(Lane *lane);  // reads completions; true if any
   void retire(Lane *lane, Endpoint *ep, uint64_t id, bool by_seq);
   void complete(Lane *lane, const Action &action);
@@ -228,3 +237,5 @@ class Transport {
 };
 
 }  // namespace hoshmem::rc
+
+#include "lib/transport/rc/rc_lane.h"  // IWYU pragma: export

@@ -1,0 +1,149 @@
+// lib/transport/rc: the state of a lane and of its endpoints (one per peer), and the inline path
+// of the non-fetching 64-bit add. Included by rc_transport.h only: the add is the commonest AMO
+// and its path from the API to the doorbell is counted in instructions (perf/hw/rc.sh), so the
+// library's RDMA layer inlines it; everything else of the transport is in rc_transport.cc.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "lib/base/spin_lock.h"
+#include "lib/transport/ib/queue.h"
+#include "lib/transport/ib/wqe.h"
+
+namespace hoshmem::rc {
+
+constexpr uint32_t kSendQueueDepth = 256;  // WQEs per RC QP
+constexpr unsigned kInitiatorDepth = 16;   // reads/atomics in flight per QP (max_rd_atomic)
+constexpr uint32_t kMaxWqeBbs = 4;         // the largest WQE we write (inline data included)
+
+// What happens when a WQE completes (its CQE, or a later one of the same QP, is read).
+struct Transport::Action {
+  enum Kind : uint8_t { kNone, kSlot, kCopyOut, kFetch, kCache } kind = kNone;
+  uint8_t size = 0;     // kFetch: bytes of old value
+  uint32_t slot = 0;    // bounce slot (kSlot, kCopyOut) or reply slot (kFetch)
+  uint32_t length = 0;  // kCopyOut
+  void *dst = nullptr;  // kCopyOut, kFetch
+  CacheEntry *entry = nullptr;
+};
+
+struct Transport::Endpoint {
+  int pe = -1;
+  ibv_qp *qp = nullptr;
+  ib::SendQueue sq;                // raw path
+  bool connected = false;          // our QP is in RTS, aimed at the peer's (cm_mutex_)
+  bool answered = false;           // the peer replied: its QP is ready too (cm_mutex_)
+  std::atomic<bool> ready{false};  // both: operations may go
+  // The rest: the lane's lock.
+  bool fence_next = false;      // the next WQE carries the fence flag
+  bool write_unfenced = false;  // a write was posted since the last fenced read/atomic
+  // WQEs are numbered 1, 2, ... (posted: the last one; done: the last one retired). Only a
+  // signaled WQE brings a completion, and one completion retires every earlier WQE of the QP,
+  // so only signaled WQEs are recorded (every WQE with an Action is signaled): a fixed ring, one
+  // entry per WQE the send queue can hold, `signaled[n & mask]` the n-th signaled WQE.
+  struct Signaled {
+    uint64_t seq;
+    uint64_t reads_atomics_upto;  // reads and atomics posted up to this WQE, itself included
+    uint16_t index;               // first BB (raw path)
+    uint16_t bbs;
+    Action action;
+  };
+  std::unique_ptr<Signaled[]> signaled;
+  uint64_t signaled_mask = 0, signaled_posted = 0, signaled_done = 0;
+  uint64_t posted = 0, done = 0;
+  uint64_t reads_atomics_posted = 0, reads_atomics_done = 0;
+  // Reads and atomics in flight (at most kInitiatorDepth).
+  unsigned reads_atomics() const {
+    return static_cast<unsigned>(reads_atomics_posted - reads_atomics_done);
+  }
+  // Records the WQE just posted as signaled.
+  void record_signaled(uint16_t index, uint16_t bbs, const Action &action) {
+    signaled[++signaled_posted & signaled_mask] = {posted, reads_atomics_posted, index, bbs, action};
+  }
+  ib::FetchAddTemplate fetch_add;  // raw path: the non-fetching add's WQE (its result discarded)
+  unsigned since_signal = 0;      // unsignaled WQEs since the last signaled one
+  unsigned signal_every = 1;
+  unsigned atomic_signal_every = 1;  // for reads and atomics: at most kInitiatorDepth / 2
+  ib::RemoteAddr last_remote{};   // where quiet's zero-length write goes
+};
+
+struct Transport::Lane {
+  int id = 0;
+  bool exclusive = false;
+  SpinLock mutex;
+  ibv_cq *cq = nullptr;
+  ib::CompletionQueue ring;
+  std::unique_ptr<std::atomic<Endpoint *>[]> eps;  // by PE
+  std::vector<std::unique_ptr<Endpoint>> owned;
+  std::unordered_map<uint32_t, Endpoint *> by_qpn;
+  uint8_t *bounce = nullptr;
+  ibv_mr *bounce_mr = nullptr;
+  std::vector<unsigned> free_slots;
+  uint64_t *replies = nullptr;  // kReplySlots + 1 (the last: non-fetching atomics' discard)
+  ibv_mr *replies_mr = nullptr;
+  std::vector<unsigned> free_replies;
+  ib::LocalBuf discard{};  // the reply slot of atomics whose old value nobody wants
+  std::atomic<uint64_t> cqes{0}, wqes{0};
+};
+
+// The lane's lock, unless the lane is exclusive (one thread only).
+class LaneLock {
+ public:
+  explicit LaneLock(SpinLock &m, bool exclusive) : m_(exclusive ? nullptr : &m) {
+    if (m_) m_->lock();
+  }
+  ~LaneLock() {
+    if (m_) m_->unlock();
+  }
+  LaneLock(const LaneLock &) = delete;
+  LaneLock &operator=(const LaneLock &) = delete;
+
+ private:
+  SpinLock *m_;
+};
+
+inline bool Transport::has_room(const Endpoint *ep, bool read_or_atomic) const {
+  if (read_or_atomic && ep->reads_atomics() >= kInitiatorDepth) return false;
+  return raw_ ? ep->sq.free_bbs() >= kMaxWqeBbs : ep->posted - ep->done < kSendQueueDepth;
+}
+
+// submit()'s work for this one WQE, from a template: no Action, a fence only after a write,
+// a completion every atomic_signal_every (which, at most kInitiatorDepth / 2, also keeps one
+// signaled WQE among any kInitiatorDepth in flight, so that waiting for room always ends).
+// Anything out of the ordinary (not connected yet, plain verbs, the lane's lock taken, a fence
+// pending, no room) hands the whole operation to atomic_add_slow: with no call on the way, the
+// common path needs no registers saved.
+inline void Transport::atomic_add_nbi(int lane, int pe, uint64_t addend, ib::RemoteAddr target) {
+  Lane *l = lanes_[static_cast<size_t>(lane)].get();
+  Endpoint *ep = l->eps[static_cast<size_t>(pe)].load(std::memory_order_acquire);
+  if (!ep || !ep->ready.load(std::memory_order_acquire) || !raw_) [[unlikely]]
+    return atomic_add_slow(lane, pe, addend, target);
+  const bool locked = !l->exclusive;
+  if (locked && !l->mutex.try_lock()) [[unlikely]]
+    return atomic_add_slow(lane, pe, addend, target);
+  if (ep->fence_next || !has_room(ep, true)) [[unlikely]] {
+    if (locked) l->mutex.unlock();
+    return atomic_add_slow(lane, pe, addend, target);
+  }
+  const bool signal = ep->since_signal + 1 >= ep->atomic_signal_every;
+  const ib::SqRing &ring = ep->sq.ring();
+  const uint16_t index = ring.pi;
+  void *wqe = ring.segment(0);
+  ep->fetch_add.write(wqe, ring, addend, target, {signal, ep->write_unfenced});
+  ++ep->posted;
+  ++ep->reads_atomics_posted;
+  if (signal) [[unlikely]] {
+    ep->record_signaled(index, 1, Action{});
+    ep->since_signal = 0;
+  } else {
+    ++ep->since_signal;
+  }
+  ep->sq.post(wqe, 1);
+  ep->write_unfenced = false;
+  ep->last_remote = target;
+  if (locked) l->mutex.unlock();
+}
+
+}  // namespace hoshmem::rc
