@@ -16,15 +16,17 @@
 //     puts at most cwnd segments past the oldest unacknowledged one on the wire; on a timer
 //     (RTO, doubling at each timeout up to rto_max, reset on progress) halves cwnd and sends again
 //     from the oldest unacknowledged segment (go-back-N). Every header carries its rack: all its
-//     messages before that number are complete, so the target may drop their cached replies.
+//     messages before that number are complete, so the target may drop their cached replies (a
+//     requester whose rack passes a reply it received owes the target a standalone ack).
 //   Target: keeps segments that arrive early (at most max_window), delivers each message when all
 //     of it arrived in order, and acknowledges cumulatively: the ack field of every datagram it
 //     sends to that peer (requests, replies), or a standalone ack ack_delay after a request when
 //     nothing else went out. A segment that arrives again after delivery is never executed again:
 //     it is acked at once and, when it is the last segment of a fetching request whose reply is
-//     still cached, the cached reply is sent again. The target resends its cached replies on the
-//     same timer until the requester's rack passes them (replies are reliable from the target's
-//     side: a requester never re-asks for a reply).
+//     still cached, the cached reply is sent again. The target also resends its cached replies on
+//     its own timer until the requester's rack passes them: a requester whose request was acked
+//     only waits for the reply. Replies are not held back by cwnd; the requester's window (a
+//     fetch holds its room until its reply arrives) bounds them.
 //   Congestion control: AIMD per peer, in segments: slow start up to ssthresh (grows by one per
 //     segment acked), then one per window acked; halved at each timeout; never above max_window.
 //   Give-up: when a peer with something outstanding (a message not complete, a reply not
@@ -40,8 +42,9 @@
 // Memory: an idle peer (nothing outstanding, no ack owed) holds idle_peer_bytes() (48 bytes) plus
 // its slot in the table of npes pointers; its buffers are freed when it becomes idle. A peer with
 // traffic holds at most memory_bound_per_peer(): max_window segments of copies, max_window early
-// segments, max_window cached replies and max_window replies being reassembled. memory_bytes()
-// measures what all peers hold now.
+// segments, max_window cached replies and max_window replies being reassembled (with the
+// defaults 533464 bytes; one 8-byte AMO in flight holds 328). memory_bytes() measures what all
+// peers hold now (payload, map entries, per-peer state of active peers).
 //
 // Wire: every datagram is a 16-byte header, little-endian, then the payload:
 //   byte  0      bits 0-1 type (0 ack, 1 request, 2 reply); bit 2 fetch (the request wants a
@@ -52,6 +55,11 @@
 //                (the request's id); ack: 0
 //   bytes 8-11   ack: the next segment number the sender expects from the receiver (cumulative)
 //   bytes 12-15  rack: every message the sender sent before this number is complete
+//
+// Not here (yet): RTT estimation (the RTO starts at rto_ns whatever the path), selective acks
+// and fast retransmit (a loss costs a timeout and a go-back-N), resending only the missing
+// segments of a multi-segment reply, detection of a peer that dies while nothing is outstanding
+// to it, and recovery from a failure (a failed peer stays failed: the job is expected to abort).
 //
 // Threads: an Endpoint is not thread-safe. One thread at a time calls it (the owner holds a lock,
 // or is the only one that polls); callbacks run on that thread, inside the call, and must not call
