@@ -102,10 +102,12 @@ struct Endpoint::Active {
   uint64_t msg_start;                 // first segment of the message being received
   std::map<uint64_t, Segment> early;  // segments kept until their message is complete
   std::map<uint64_t, std::vector<uint8_t>> replies;  // by request id, until the peer's rack
-  // Timers.
-  uint64_t rto;
-  uint64_t retx_at = kNever;  // next timeout while something is outstanding
-  uint64_t progress_at = 0;   // last progress (or when something became outstanding)
+  // Timers: one for this PE's messages, one for its cached replies (progress on one must not
+  // postpone the other), each doubling from rto_ns at each timeout and reset by its own progress.
+  uint64_t rto, reply_rto;
+  uint64_t retx_at = kNever;    // while out is not empty
+  uint64_t replay_at = kNever;  // while replies is not empty
+  uint64_t progress_at = 0;     // last progress (or when something became outstanding)
 
   bool outstanding() const { return !out.empty() || !replies.empty(); }
 };
@@ -175,7 +177,7 @@ Endpoint::Active &Endpoint::activate(int peer, Peer &p, uint64_t now) {
     Active &a = *p.a;
     a.una = a.next_send = a.high = a.rack_sent = p.next_seq;
     a.msg_start = p.expected;
-    a.rto = config_.rto_ns;
+    a.rto = a.reply_rto = config_.rto_ns;
     a.progress_at = now;
   }
   if (!p.listed) {
@@ -186,18 +188,21 @@ Endpoint::Active &Endpoint::activate(int peer, Peer &p, uint64_t now) {
 }
 
 // End of a call's work on a peer: owe the peer our rack if it releases a reply, arm or disarm the
-// timer, free the buffers of a peer that became idle.
+// timers, free the buffers of a peer that became idle.
 void Endpoint::settle(Peer &p, uint64_t now) {
   if (!p.a) return;
   Active &a = *p.a;
   if (a.replied_max >= a.rack_sent && rack(p) > a.rack_sent && p.ack_due == kNever)
     p.ack_due = now + config_.ack_delay_ns;  // p is listed: it has an Active
-  if (!a.outstanding()) {
+  if (a.retx_at == kNever && a.replay_at == kNever) a.progress_at = now;  // was not waiting
+  if (a.out.empty())
     a.retx_at = kNever;
-  } else if (a.retx_at == kNever) {
+  else if (a.retx_at == kNever)
     a.retx_at = now + a.rto;
-    a.progress_at = now;
-  }
+  if (a.replies.empty())
+    a.replay_at = kNever;
+  else if (a.replay_at == kNever)
+    a.replay_at = now + a.reply_rto;
   if (!a.outstanding() && a.early.empty()) p.a.reset();
 }
 
@@ -266,11 +271,6 @@ void Endpoint::pump(int peer, Peer &p) {
   a.high = std::max(a.high, a.next_send);
 }
 
-void Endpoint::progress(Active &a) {
-  a.rto = config_.rto_ns;
-  a.retx_at = kNever;  // settle() arms it again from now
-}
-
 SendResult Endpoint::send(int peer, const void *msg, size_t len, Kind kind, uint64_t token) {
   Call call(*this, "ud::Endpoint::send");
   Peer &p = peer_at(peer, "ud::Endpoint::send");
@@ -309,14 +309,14 @@ void Endpoint::on_datagram(int peer, const void *bytes, size_t len) {
   const size_t n = len - kHeaderBytes;
   // The header first: what the peer received of ours, and which replies it no longer needs
   // (before a request is delivered, which bounds the replies kept to the window).
-  on_ack(peer, p, unwrap(h.ack, p.next_seq));
-  on_rack(p, unwrap(h.rack, p.expected));
+  on_ack(peer, p, unwrap(h.ack, p.next_seq), now);
+  on_rack(p, unwrap(h.rack, p.expected), now);
   if (h.type == Type::kRequest) on_request(peer, p, h, payload, n, now);
-  if (h.type == Type::kReply) on_reply_segment(peer, p, h, payload, n);
+  if (h.type == Type::kReply) on_reply_segment(peer, p, h, payload, n, now);
   settle(p, now);
 }
 
-void Endpoint::on_ack(int peer, Peer &p, uint64_t ack) {
+void Endpoint::on_ack(int peer, Peer &p, uint64_t ack, uint64_t now) {
   if (!p.a) return;
   Active &a = *p.a;
   if (ack <= a.una || ack > a.high) return;  // old, or for segments never sent
@@ -325,7 +325,7 @@ void Endpoint::on_ack(int peer, Peer &p, uint64_t ack) {
   a.next_send = std::max(a.next_send, ack);
   p.cwnd += p.cwnd < p.ssthresh ? acked : acked / p.cwnd;
   p.cwnd = std::min(p.cwnd, static_cast<float>(config_.max_window));
-  progress(a);
+  progress(a, now);
   for (auto it = a.out.begin(); it != a.out.end() && it->first < ack;) {
     OutMsg &m = it->second;
     if (m.fetch) {
@@ -340,13 +340,15 @@ void Endpoint::on_ack(int peer, Peer &p, uint64_t ack) {
   pump(peer, p);
 }
 
-void Endpoint::on_rack(Peer &p, uint64_t rack) {
+void Endpoint::on_rack(Peer &p, uint64_t rack, uint64_t now) {
   if (!p.a) return;
   Active &a = *p.a;
   const auto end = a.replies.lower_bound(rack);
   if (end == a.replies.begin()) return;
   a.replies.erase(a.replies.begin(), end);
-  progress(a);
+  a.reply_rto = config_.rto_ns;
+  a.replay_at = kNever;  // settle() arms it again from now
+  a.progress_at = now;
 }
 
 void Endpoint::on_request(int peer, Peer &p, const Header &h, const uint8_t *payload, size_t len,
@@ -417,7 +419,7 @@ void Endpoint::deliver(int peer, Peer &p, uint64_t id, bool fetch, const uint8_t
 }
 
 void Endpoint::on_reply_segment(int peer, Peer &p, const Header &h, const uint8_t *payload,
-                                size_t len) {
+                                size_t len, uint64_t now) {
   const uint64_t id = unwrap(h.seq, p.next_seq);
   auto it = p.a ? p.a->out.find(id) : std::map<uint64_t, OutMsg>::iterator{};
   if (!p.a || it == p.a->out.end() || !it->second.fetch) {
@@ -459,15 +461,22 @@ void Endpoint::on_reply_segment(int peer, Peer &p, const Header &h, const uint8_
     bytes = r.bytes.data();
     len = r.len;
   }
-  on_ack(peer, p, id + 1);  // a reply says its request arrived (its header's ack did already)
+  on_ack(peer, p, id + 1, now);  // a reply says its request arrived (its header's ack did)
   cb_.on_reply(m.token, bytes, len);
   a.out.erase(it);
   a.replied_max = std::max(a.replied_max, id);
-  progress(a);
+  progress(a, now);
   pump(peer, p);  // the window counts from the oldest incomplete message
 }
 
-void Endpoint::timeout(int peer, Peer &p, uint64_t now) {
+// Progress on this PE's messages (acked, or replied).
+void Endpoint::progress(Active &a, uint64_t now) {
+  a.rto = config_.rto_ns;
+  a.retx_at = kNever;  // settle() arms it again from now
+  a.progress_at = now;
+}
+
+void Endpoint::retransmit(int peer, Peer &p, uint64_t now) {
   Active &a = *p.a;
   ++stats_.timeouts;
   if (a.una < a.next_send) {  // requests in flight: go back to the oldest, with half the window
@@ -475,13 +484,20 @@ void Endpoint::timeout(int peer, Peer &p, uint64_t now) {
     p.cwnd = p.ssthresh;
     a.next_send = a.una;
     pump(peer, p);
-  }
+  }  // else only replies are awaited: the targets resend them
+  a.rto = std::min(a.rto * 2, config_.rto_max_ns);
+  a.retx_at = now + a.rto;
+}
+
+void Endpoint::replay(int peer, Peer &p, uint64_t now) {
+  Active &a = *p.a;
+  ++stats_.timeouts;
   for (const auto &[id, reply] : a.replies) {
     ++stats_.replays;
     send_reply(peer, p, id, reply);
   }
-  a.rto = std::min(a.rto * 2, config_.rto_max_ns);
-  a.retx_at = now + a.rto;
+  a.reply_rto = std::min(a.reply_rto * 2, config_.rto_max_ns);
+  a.replay_at = now + a.reply_rto;
 }
 
 void Endpoint::fail(int peer, Peer &p) {
@@ -502,7 +518,8 @@ uint64_t Endpoint::poll() {
     if (p.a && p.a->outstanding() && now - p.a->progress_at >= config_.give_up_ns) {
       fail(peer, p);
     } else if (!p.failed) {
-      if (p.a && now >= p.a->retx_at) timeout(peer, p, now);
+      if (p.a && now >= p.a->retx_at) retransmit(peer, p, now);
+      if (p.a && now >= p.a->replay_at) replay(peer, p, now);
       if (p.ack_due != kNever && now >= p.ack_due) send_ack(peer, p);
       settle(p, now);
     }
@@ -514,7 +531,7 @@ uint64_t Endpoint::poll() {
     }
     next = std::min(next, p.ack_due);
     if (p.a) {
-      next = std::min(next, p.a->retx_at);
+      next = std::min({next, p.a->retx_at, p.a->replay_at});
       if (p.a->outstanding()) next = std::min(next, p.a->progress_at + config_.give_up_ns);
     }
     ++i;

@@ -24,9 +24,9 @@
 //     nothing else went out. A segment that arrives again after delivery is never executed again:
 //     it is acked at once and, when it is the last segment of a fetching request whose reply is
 //     still cached, the cached reply is sent again. The target also resends its cached replies on
-//     its own timer until the requester's rack passes them: a requester whose request was acked
-//     only waits for the reply. Replies are not held back by cwnd; the requester's window (a
-//     fetch holds its room until its reply arrives) bounds them.
+//     a timer of their own (RTO as above) until the requester's rack passes them: a requester whose
+//     request was acked only waits for the reply. Replies are not held back by cwnd; the
+//     requester's window (a fetch holds its room until its reply arrives) bounds them.
 //   Congestion control: AIMD per peer, in segments: slow start up to ssthresh (grows by one per
 //     segment acked), then one per window acked; halved at each timeout; never above max_window.
 //   Give-up: when a peer with something outstanding (a message not complete, a reply not
@@ -43,7 +43,7 @@
 // its slot in the table of npes pointers; its buffers are freed when it becomes idle. A peer with
 // traffic holds at most memory_bound_per_peer(): max_window segments of copies, max_window early
 // segments, max_window cached replies and max_window replies being reassembled (with the
-// defaults 533464 bytes; one 8-byte AMO in flight holds 328). memory_bytes() measures what all
+// defaults 533480 bytes; one 8-byte AMO in flight holds 344). memory_bytes() measures what all
 // peers hold now (payload, map entries, per-peer state of active peers).
 //
 // Wire: every datagram is a 16-byte header, little-endian, then the payload:
@@ -140,9 +140,9 @@ struct Stats {
   uint64_t retransmits = 0;      // request segments sent again
   uint64_t replays = 0;          // replies sent again (timer or duplicate request)
   uint64_t duplicates = 0;       // request or reply segments received again, not acted on
-  uint64_t timeouts = 0;
-  uint64_t delivered = 0;  // requests given to the handler
-  uint64_t dropped = 0;    // malformed or outside the window
+  uint64_t timeouts = 0;         // of either timer (messages, cached replies)
+  uint64_t delivered = 0;        // requests given to the handler
+  uint64_t dropped = 0;          // malformed or outside the window
 };
 
 class Endpoint {
@@ -187,15 +187,17 @@ class Endpoint {
   void schedule_ack(int peer, Peer &p, uint64_t now);
   void send_reply(int peer, Peer &p, uint64_t id, const std::vector<uint8_t> &reply);
   void pump(int peer, Peer &p);
-  void progress(Active &a);
-  void on_ack(int peer, Peer &p, uint64_t ack);
-  void on_rack(Peer &p, uint64_t rack);
+  void progress(Active &a, uint64_t now);
+  void on_ack(int peer, Peer &p, uint64_t ack, uint64_t now);
+  void on_rack(Peer &p, uint64_t rack, uint64_t now);
   void on_request(int peer, Peer &p, const Header &h, const uint8_t *payload, size_t len,
                   uint64_t now);
   void deliver(int peer, Peer &p, uint64_t id, bool fetch, const uint8_t *msg, size_t len,
                uint64_t now);
-  void on_reply_segment(int peer, Peer &p, const Header &h, const uint8_t *payload, size_t len);
-  void timeout(int peer, Peer &p, uint64_t now);
+  void on_reply_segment(int peer, Peer &p, const Header &h, const uint8_t *payload, size_t len,
+                        uint64_t now);
+  void retransmit(int peer, Peer &p, uint64_t now);
+  void replay(int peer, Peer &p, uint64_t now);
   void fail(int peer, Peer &p);
 
   const Config config_;
