@@ -500,6 +500,33 @@ TEST(UdReliable, LostReplyIsResentByTheTarget) {
   EXPECT_EQ(net[0].ep.memory_bytes(), 0u);  // the requester's rack released the cached reply
 }
 
+// Scripted: the reply is lost while the target keeps sending puts to the requester (their
+// headers ack the request, so no duplicate comes, and their acks are progress on the target's own
+// stream). The target's replay timer must not wait for its own stream to go quiet. Fails when
+// request retransmission and reply replay share one timer reset by any progress.
+TEST(UdReliable, ReplyReplayIsNotPostponedByOwnTraffic) {
+  Net net(2);
+  uint64_t counter = 0;
+  fetch_add_target(net[0], counter);
+  net[1].handler = [](int, const uint8_t *, size_t, Reply &) {};
+  int replies_seen = 0;
+  net.script = [&](int from, int, const Header &h) {
+    return from == 0 && h.type == Type::kReply && replies_seen++ == 0 ? Fate::kDrop : Fate::kPass;
+  };
+  uint32_t puts = 0;
+  net.each_step = [&] {
+    if (net.now >= puts * 5 * kUs && puts < 100) {
+      ASSERT_EQ(net[0].ep.send(1, "p", 1, Kind::kAcked, puts++), SendResult::kOk);
+    }
+  };
+  const uint64_t add = 1;
+  ASSERT_EQ(net[1].ep.send(0, &add, 8, Kind::kFetch, 1), SendResult::kOk);
+  ASSERT_TRUE(net.run([&] { return net[1].replies.count(1) > 0; }));
+  EXPECT_LT(net.now, 2 * test_config(2).rto_ns);
+  EXPECT_EQ(net[1].ep.stats().retransmits, 0u);  // the request was acked: no duplicate came
+  EXPECT_EQ(net[0].ep.stats().replays, 1u);
+}
+
 // --- Segmentation and reassembly ----------------------------------------------------------------
 
 // Messages of 0 bytes to the whole window (16 segments), sizes around segment boundaries, and
@@ -653,8 +680,9 @@ TEST(UdReliable, FetchHoldsTheWindowUntilItsReply) {
   };
   uint32_t puts = 0;
   net.each_step = [&] {
-    if (net.now >= puts * 10 * kUs && puts < 20)
+    if (net.now >= puts * 10 * kUs && puts < 20) {
       ASSERT_EQ(net[0].ep.send(1, "p", 1, Kind::kAcked, puts++), SendResult::kOk);
+    }
   };
   const uint64_t add = 1;
   uint32_t accepted = 0;
