@@ -218,6 +218,48 @@ void Device::read_caps_verbs() {
   caps_ = c;
 }
 
+ibv_ah *Device::create_ah(uint16_t lid, const ibv_gid &gid) const {
+  ibv_ah_attr attr{};
+  attr.dlid = lid;
+  attr.port_num = port_;
+  if (roce()) {
+    attr.is_global = 1;
+    attr.grh.dgid = gid;
+    attr.grh.sgid_index = static_cast<uint8_t>(gid_index_);
+    attr.grh.hop_limit = 64;
+  }
+  return ibv_create_ah(pd_, &attr);
+}
+
+ibv_qp *Device::create_ud_qp(ibv_cq *send_cq, ibv_cq *recv_cq, uint32_t depth, uint32_t qkey,
+                             uint32_t max_inline) const {
+  ibv_qp_init_attr init{};
+  init.qp_type = IBV_QPT_UD;
+  init.send_cq = send_cq;
+  init.recv_cq = recv_cq;
+  init.cap.max_send_wr = init.cap.max_recv_wr = depth;
+  init.cap.max_send_sge = init.cap.max_recv_sge = 1;
+  init.cap.max_inline_data = max_inline;
+  ibv_qp *qp = ibv_create_qp(pd_, &init);
+  if (!qp) return nullptr;
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_INIT;
+  attr.port_num = port_;
+  attr.qkey = qkey;
+  bool ok = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                         IBV_QP_QKEY) == 0;
+  attr.qp_state = IBV_QPS_RTR;
+  ok = ok && ibv_modify_qp(qp, &attr, IBV_QP_STATE) == 0;
+  attr.qp_state = IBV_QPS_RTS;
+  attr.sq_psn = 0;
+  ok = ok && ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0;
+  if (!ok) {
+    ibv_destroy_qp(qp);
+    return nullptr;
+  }
+  return qp;
+}
+
 std::string Device::describe() const {
   char gid[64] = "";
   if (roce()) snprintf(gid, sizeof gid, ", RoCE v2 GID index %d", gid_index_);

@@ -68,6 +68,14 @@ class Device {
   // One line for SHMEM_INFO: device, port, link, address and atomic capabilities.
   std::string describe() const;
 
+  // An address handle for datagrams to the port at `lid` (InfiniBand) or `gid` (RoCE, through
+  // this port's RoCE v2 GID). nullptr on failure (errno set).
+  ibv_ah *create_ah(uint16_t lid, const ibv_gid &gid) const;
+  // A UD queue pair in RTS on this port with Q_Key `qkey`: `depth` sends and receives, one SGE
+  // each, `max_inline` bytes inline. nullptr on failure.
+  ibv_qp *create_ud_qp(ibv_cq *send_cq, ibv_cq *recv_cq, uint32_t depth, uint32_t qkey,
+                       uint32_t max_inline) const;
+
  private:
   bool read_caps_devx();
   void read_caps_verbs();
