@@ -145,31 +145,14 @@ bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error
   // The connection manager: a UD QP whose CQ wakes the connection thread through a channel.
   cm_channel_ = ibv_create_comp_channel(ctx);
   cm_cq_ = cm_channel_ ? ibv_create_cq(ctx, 2 * kCmSlots, nullptr, cm_channel_, 0) : nullptr;
-  ibv_qp_init_attr init{};
-  init.qp_type = IBV_QPT_UD;
-  init.send_cq = init.recv_cq = cm_cq_;
-  init.cap.max_send_wr = kCmSlots;
-  init.cap.max_recv_wr = kCmSlots;
-  init.cap.max_send_sge = init.cap.max_recv_sge = 1;
-  init.cap.max_inline_data = sizeof(CmMessage);
-  cm_qp_ = cm_cq_ ? ibv_create_qp(dev_->pd(), &init) : nullptr;
+  cm_qp_ = cm_cq_ ? dev_->create_ud_qp(cm_cq_, cm_cq_, kCmSlots, kCmQkey, sizeof(CmMessage))
+                  : nullptr;
   if (!cm_qp_) {
     *why = "cannot create the connection manager's UD QP";
     return false;
   }
-  ibv_qp_attr attr{};
-  attr.qp_state = IBV_QPS_INIT;
-  attr.port_num = dev_->port();
-  attr.qkey = kCmQkey;
-  bool ok = ibv_modify_qp(cm_qp_, &attr,
-                          IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY) == 0;
-  attr.qp_state = IBV_QPS_RTR;
-  ok = ok && ibv_modify_qp(cm_qp_, &attr, IBV_QP_STATE) == 0;
-  attr.qp_state = IBV_QPS_RTS;
-  attr.sq_psn = 0;
-  ok = ok && ibv_modify_qp(cm_qp_, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0;
   cm_buf_ = static_cast<uint8_t *>(aligned_alloc(4096, kCmSlots * kCmSlotBytes));
-  cm_mr_ = ok && cm_buf_ ? ibv_reg_mr(dev_->pd(), cm_buf_, kCmSlots * kCmSlotBytes,
+  cm_mr_ = cm_buf_ ? ibv_reg_mr(dev_->pd(), cm_buf_, kCmSlots * kCmSlotBytes,
                                       IBV_ACCESS_LOCAL_WRITE)
                          : nullptr;
   if (!cm_mr_) {
@@ -420,22 +403,13 @@ void Transport::post_cm_receive(unsigned slot) {
 
 ibv_ah *Transport::ah_for(int pe) {
   ibv_ah *&ah = ahs_[static_cast<size_t>(pe)];
-  if (ah) return ah;
-  const PeerAddress &peer = peers_[static_cast<size_t>(pe)];
-  ibv_ah_attr attr{};
-  attr.dlid = peer.lid;
-  attr.port_num = dev_->port();
-  if (dev_->roce()) {
-    attr.is_global = 1;
-    attr.grh.dgid = peer.gid;
-    attr.grh.sgid_index = static_cast<uint8_t>(dev_->gid_index());
-    attr.grh.hop_limit = 64;
+  if (!ah) {
+    const PeerAddress &peer = peers_[static_cast<size_t>(pe)];
+    ah = dev_->create_ah(peer.lid, peer.gid);
   }
-  ah = ibv_create_ah(dev_->pd(), &attr);
   return ah;
 }
 
-// Called with cm_mutex_ held.
 void Transport::send_cm(int pe, uint8_t type, uint16_t lane, uint32_t qpn, uint32_t answers) {
   ibv_ah *ah = ah_for(pe);
   if (!ah) return;  // resent by the requester's timer; a reply by the next request
