@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "lib/api/api.h"
-#include "lib/core/rdma.h"
 #include "lib/core/team.h"
 
 using namespace hoshmem;
@@ -19,7 +18,7 @@ inline void quiet_lane(int lane = 0) {
 
 inline void fence_lane(int lane = 0) {
   std::atomic_thread_fence(std::memory_order_release);
-  if (rt.spans_nodes) rdma_fence(lane, -1);
+  if (rt.spans_nodes) rt.remote_atomics->fence(lane, -1);
 }
 
 void pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes, const char *routine) {
@@ -34,7 +33,7 @@ void pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes, const char *r
   // its HCA atomics in all-HW mode go through the same transport and are waited for with them.
   std::vector<int> world(npes);
   for (size_t i = 0; i < npes; ++i) world[i] = ctx_world_pe(ctx, target_pes[i], routine);
-  rdma_pe_quiet(ctx->lane, world.data(), npes);
+  rt.remote_atomics->pe_quiet(ctx->lane, world.data(), npes);
   hoshmem_fast_full_fence();
 }
 }  // namespace

@@ -40,9 +40,10 @@ void update_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, Target t,
   if (!rt.remote_atomics)
     fatal(routine, "no atomic backend reaches PE %d (mode %s)", pe, atomics::mode_name(rt.mode));
   // The data went by plain stores: make them globally visible before the backend's atomic. Data
-  // that went by RDMA writes: the atomic carries the fence flag (it could pass them otherwise).
+  // that went by RDMA writes: the backend orders the atomic after them (over RC the atomic
+  // carries the fence flag; over UD the writes complete first).
   std::atomic_thread_fence(std::memory_order_release);
-  if (!rt.control[pe]) rdma_fence(t.lane, pe);
+  if (!rt.control[pe]) rt.remote_atomics->fence(t.lane, pe);
   atomics::AmoRequest r{sig_op == SHMEM_SIGNAL_SET ? AmoOp::Set : AmoOp::FetchAdd,
                         sizeof(uint64_t),
                         pe,

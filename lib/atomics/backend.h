@@ -6,6 +6,7 @@
 // DC HCA atomics (all-HW, inter-node and loopback). The API layer never knows which one runs.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "lib/atomics/amo_op.h"
@@ -35,8 +36,12 @@ class AtomicBackend {
   virtual void add_nbi(int lane, int pe, const void *target, uint64_t value, const char *routine) {
     execute(AmoRequest{AmoOp::FetchAdd, 8, pe, target, value, 0, nullptr, lane, routine}, true);
   }
-  // Completes every request issued so far (on `lane`).
+  // Completes every request issued so far (on `lane`), and the lane's RMA to other nodes.
   virtual void quiet(int lane = 0) = 0;
+  // Later AMOs and RMA of `lane` to PE `pe` (every PE: -1) are ordered after earlier ones.
+  virtual void fence(int lane, int pe) = 0;
+  // Every operation of `lane` to those PEs (world numbers) is complete.
+  virtual void pe_quiet(int lane, const int *pes, size_t npes) = 0;
 };
 
 }  // namespace hoshmem::atomics

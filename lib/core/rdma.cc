@@ -18,7 +18,8 @@ constexpr char kProbeKey[] = "hoshmem.hca";
 constexpr char kSegmentsKey[] = "hoshmem.rdma.seg";
 
 struct ProbeRecord {
-  uint8_t capable;
+  uint8_t reachable;  // the device and RC are open
+  uint8_t capable;    // and it has HCA atomics
   rc::PeerAddress address;
   char why_not[96];  // when not capable: why (for the error the other PEs report)
 };
@@ -78,6 +79,15 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
   }
 
   void quiet(int lane) override { transport.quiet(lane); }
+  void fence(int lane, int pe) override {
+    if (pe >= 0)
+      transport.fence(lane, pe);
+    else
+      transport.fence_all(lane);
+  }
+  void pe_quiet(int lane, const int *pes, size_t npes) override {
+    transport.pe_quiet(lane, pes, npes);
+  }
 
   // peer::Network: the library's own messages, on lane 0 like the default context.
   void write(int pe, void *mine, const void *src, size_t len) override {
@@ -150,9 +160,9 @@ constexpr int kRemoteAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 
 }  // namespace
 
-bool rdma_probe(Bootstrap &boot, std::string *why) {
+bool rdma_probe(Bootstrap &boot, bool for_messages, std::string *why) {
   ProbeRecord mine{};
-  if (rt.config.atomics != "sw") {
+  if (rt.config.atomics != "sw" || for_messages) {
     auto spec = ib::parse_device_spec(rt.config.device.c_str());
     if (!spec)
       fatal("shmem_init", "invalid HOSHMEM_DEVICE='%s': expected a device name, optionally with "
@@ -161,11 +171,11 @@ bool rdma_probe(Bootstrap &boot, std::string *why) {
     hca->device = std::make_unique<ib::Device>();
     if (!hca->device->open(*spec, why)) {
       if (!spec->name.empty() && why->empty()) *why = "no RDMA device";
-    } else if (!hca->device->atomics().standard) {
-      *why = std::string(hca->device->name()) + " has no atomics";
     } else if (!hca->transport.init(hca->device.get(), rt.me, rt.npes, rc_failed, why)) {
     } else {
-      mine.capable = 1;
+      mine.reachable = 1;
+      mine.capable = hca->device->atomics().standard;
+      if (!mine.capable) *why = std::string(hca->device->name()) + " has no atomics";
       mine.address = hca->transport.address();
       g_rdma = hca.release();
     }
@@ -182,7 +192,7 @@ bool rdma_capable(Bootstrap &boot, int pe, std::string *why) {
   if (bytes.size() == sizeof r) memcpy(&r, bytes.data(), sizeof r);
   r.why_not[sizeof r.why_not - 1] = 0;
   if (!r.capable && why) *why = r.why_not;
-  if (r.capable && g_rdma) g_rdma->transport.set_peer(pe, r.address);
+  if (r.reachable && g_rdma) g_rdma->transport.set_peer(pe, r.address);
   return r.capable != 0;
 }
 
@@ -237,14 +247,13 @@ void rdma_get(int lane, int pe, void *dest, const void *sym, size_t bytes, bool 
   g_rdma->transport.get(lane, pe, dest, bytes, g_rdma->remote(sym, pe), nbi);
 }
 
-void rdma_fence(int lane, int pe) {
-  if (pe >= 0) return g_rdma->transport.fence(lane, pe);
-  g_rdma->transport.fence_all(lane);
-}
-
 void rdma_pe_quiet(int lane, const int *pes, size_t npes) {
   g_rdma->transport.pe_quiet(lane, pes, npes);
 }
+
+void rdma_quiet(int lane) { g_rdma->transport.quiet(lane); }
+
+ib::Device *rdma_device() { return g_rdma ? g_rdma->device.get() : nullptr; }
 
 int rdma_open_lane(bool exclusive) {
   if (!g_rdma || !rt.remote_atomics) return 0;

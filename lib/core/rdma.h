@@ -17,11 +17,16 @@
 #include "lib/bootstrap/bootstrap.h"
 
 namespace hoshmem {
+namespace ib {
+class Device;
+}
 
 // Opens the device and the RC transport if the configuration may use them; publishes this PE's
 // record (before the bootstrap's next exchange). False with *why when this PE cannot do HCA
 // atomics (*why empty: no RDMA device at all).
-bool rdma_probe(Bootstrap &boot, std::string *why);
+// `for_messages`: open the device and RC even in all-SW mode (a job across nodes: RMA goes over
+// RC and AMOs over UD, lib/core/messages.h).
+bool rdma_probe(Bootstrap &boot, bool for_messages, std::string *why);
 // After the exchange: whether PE `pe` published that it can (if not, *why says why).
 bool rdma_capable(Bootstrap &boot, int pe, std::string *why = nullptr);
 // Registers the segments, exchanges their keys (a collective exchange), sets peer::routes.network
@@ -29,6 +34,8 @@ bool rdma_capable(Bootstrap &boot, int pe, std::string *why = nullptr);
 atomics::AtomicBackend *rdma_start(Bootstrap &boot);
 // Completes outstanding operations and releases the device (also when it was only probed).
 void rdma_stop();
+// The device rdma_probe opened (nullptr: none).
+ib::Device *rdma_device();
 // For SHMEM_INFO: the device and its capabilities, or why there is none; how work is posted.
 std::string rdma_description();
 const char *rdma_post_path();
@@ -39,10 +46,9 @@ const char *rdma_post_path();
 // `lane`: the context's (0: the default context's).
 void rdma_put(int lane, int pe, void *sym, const void *source, size_t bytes, bool nbi);
 void rdma_get(int lane, int pe, void *dest, const void *sym, size_t bytes, bool nbi);
-// Later operations of `lane` to `pe` (to every PE: pe < 0) are ordered after earlier ones.
-void rdma_fence(int lane, int pe);
-// Every operation of `lane` to those (world) PEs is complete.
+// Every operation of `lane` to those (world) PEs is complete; rdma_quiet: to every PE.
 void rdma_pe_quiet(int lane, const int *pes, size_t npes);
+void rdma_quiet(int lane);
 
 // A context's own lane: its own queue pairs and completion queue; `exclusive` (a private or
 // serialized context, or no concurrent threads at all) takes no lock on its path. 0 when no RDMA

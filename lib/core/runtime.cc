@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "lib/base/parse.h"
+#include "lib/core/messages.h"
 #include "lib/core/rdma.h"
 #include "lib/core/team.h"
 #include "lib/core/version.h"
@@ -118,14 +119,12 @@ void runtime_init(int requested, int *provided, const char *routine) {
   boot.group_nodes(static_cast<int>(rt.config.pes_per_node));
   const int local = static_cast<int>(boot.node_ranks().size());
   const bool spans_nodes = local != rt.npes;
-  if (spans_nodes && rt.config.atomics == "sw")
-    fatal(routine, "the job spans several nodes (%d of %d PEs on this one), and all-SW mode "
-          "across nodes needs the UD transport, which is not available yet: use "
-          "HOSHMEM_ATOMICS=hw or auto", local, rt.npes);
-
-  // Whether this PE can do HCA atomics goes out with the memory records (one exchange).
-  std::string no_hca;
-  rdma_probe(boot, &no_hca);
+  // Whether this PE can do HCA atomics goes out with the memory records (one exchange). Across
+  // nodes the device is opened in any mode (RMA goes over RC), and so is UD: all-SW mode's AMOs
+  // travel as messages (lib/core/messages.h).
+  std::string no_hca, no_ud;
+  rdma_probe(boot, spans_nodes, &no_hca);
+  if (spans_nodes) messages_probe(boot, &no_ud);
 
   cpu_set_t my_cpus;
   CPU_ZERO(&my_cpus);
@@ -147,9 +146,8 @@ void runtime_init(int requested, int *provided, const char *routine) {
     if (!rdma_capable(boot, pe, lacking < 0 ? &no_hca : nullptr) && lacking < 0) lacking = pe;
   const char *why = nullptr;
   auto mode = atomics::choose_mode({rt.config.atomics, lacking < 0, false}, &why);
-  if (lacking >= 0 && (rt.config.atomics == "hw" || spans_nodes))
-    fatal(routine, "%s, but PE %d cannot do HCA atomics: %s",
-          spans_nodes ? "the job spans several nodes" : "HOSHMEM_ATOMICS=hw", lacking,
+  if (lacking >= 0 && rt.config.atomics == "hw")
+    fatal(routine, "HOSHMEM_ATOMICS=hw, but PE %d cannot do HCA atomics: %s", lacking,
           no_hca.c_str());
   if (!mode) fatal(routine, "%s", why);
   rt.mode = *mode;
@@ -161,6 +159,9 @@ void runtime_init(int requested, int *provided, const char *routine) {
             "atomics (use rc, or HOSHMEM_ATOMICS=sw)");
     if (t == "dc")
       fatal(routine, "HOSHMEM_TRANSPORT=dc is not available yet: use rc or auto");
+  } else if (spans_nodes && rt.config.transport != "auto" && rt.config.transport != "rc") {
+    fatal(routine, "HOSHMEM_TRANSPORT=%s is not available in all-SW mode across nodes yet: use "
+          "rc or auto (puts and gets over RC, AMOs as UD messages)", rt.config.transport.c_str());
   }
   rt.spans_nodes = spans_nodes;
   if (rt.config.atomics != "auto")
@@ -188,8 +189,15 @@ void runtime_init(int requested, int *provided, const char *routine) {
                               rt.space.heap.base, rt.space.data.base, rt.space.heap.size,
                               rt.space.data.size, rt.space.heap.mapped, rt.space.data.mapped,
                               nullptr};
-  if (rt.mode == atomics::AtomicityMode::AllHardware) rt.remote_atomics = rdma_start(boot);
-  else rdma_stop();
+  if (rt.mode == atomics::AtomicityMode::AllHardware) {
+    rt.remote_atomics = rdma_start(boot);
+    messages_stop();
+  } else if (spans_nodes) {
+    rt.remote_atomics = messages_start(boot);  // first: it checks every PE has a device
+    rdma_start(boot);  // puts, gets and the library's messages to other nodes
+  } else {
+    rdma_stop();
+  }
   rt.cpu_atomics_ok = rt.cpu_atomics_table.get();
   rt.barrier.setup(rt.me, controls, &rt.wait);
   create_predefined_teams();
@@ -220,6 +228,7 @@ void runtime_finalize() {
     rt.boot->barrier();
   }
   rt.remote_atomics = nullptr;
+  messages_stop();
   rdma_stop();  // before the memory it registered goes
   rt.memory.teardown();
   rt.space = SymmetricSpace{};
@@ -241,9 +250,16 @@ void runtime_print_info(FILE *out) {
   fprintf(out, "  atomicity mode: %s (%s; %s)\n", atomics::mode_name(rt.mode),
           rt.mode == atomics::AtomicityMode::AllHardware
               ? "every AMO by the HCA, to this node's PEs through loopback"
+          : rt.spans_nodes
+              ? "CPU atomics: on shared memory on this node, by the target PE for other nodes"
               : "CPU atomics on shared memory",
           rt.mode_reason.c_str());
   fprintf(out, "  RDMA device: %s\n", rdma_description().c_str());
+  if (rt.mode != atomics::AtomicityMode::AllHardware && rt.spans_nodes)
+    fprintf(out, "  transport: rc (puts and gets to other nodes over RC queue pairs, connected "
+            "on first use; shared memory on this node) and %s\n",
+            messages_description().c_str());
+  else
   fprintf(out, "  transport: %s\n",
           rt.mode != atomics::AtomicityMode::AllHardware
               ? "none needed (every PE on this node: shared memory)"
@@ -251,7 +267,7 @@ void runtime_print_info(FILE *out) {
               ? "rc (RMA to other nodes and every AMO over RC queue pairs, connected on first use; "
                 "shared memory for puts and gets on this node)"
               : "rc (HCA atomics over RC queue pairs, connected on first use)");
-  if (rt.mode == atomics::AtomicityMode::AllHardware)
+  if (rt.mode == atomics::AtomicityMode::AllHardware || rt.spans_nodes)
     fprintf(out, "  posting: %s\n", rdma_post_path());
   fprintf(out, "  symmetric heap: %s at %p (%s on every PE)\n",
           format_size(rt.memory.heap_size(), size, sizeof size), rt.memory.heap_base(),

@@ -1,0 +1,26 @@
+// lib/core: the job's active messages over UD (lib/transport/ud), for the all-SW mode across
+// nodes: an AMO to a PE of another node is a request that the target executes with a CPU atomic
+// on its own word, so that it is atomic with respect to the CPU atomics of the target's node (its
+// PEs' and the inline fast path's). Its progress thread answers while the target's application
+// computes. Puts and gets still go over RC (lib/core/rdma.h); fence and quiet order and complete
+// both.
+//
+// messages_probe() opens the UD transport on the device rdma_probe() opened and publishes its
+// address (before the bootstrap's next exchange); messages_start() reads every PE's, starts the
+// progress thread and returns the atomic backend.
+#pragma once
+
+#include <string>
+
+#include "lib/atomics/backend.h"
+#include "lib/bootstrap/bootstrap.h"
+
+namespace hoshmem {
+
+bool messages_probe(Bootstrap &boot, std::string *why);
+atomics::AtomicBackend *messages_start(Bootstrap &boot);
+void messages_stop();
+// For SHMEM_INFO: the datagram size, window and give-up time.
+std::string messages_description();
+
+}  // namespace hoshmem

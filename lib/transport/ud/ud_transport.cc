@@ -1,0 +1,345 @@
+// lib/transport/ud: requests and replies over one UD QP per PE (ud_transport.h).
+#include "lib/transport/ud/ud_transport.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace hoshmem::ud {
+namespace {
+
+constexpr uint32_t kQkey = 0x48535544;   // "HSUD"
+constexpr uint32_t kMagic = 0x68756431;  // every datagram's second word
+constexpr unsigned kSendSlots = 64;
+constexpr unsigned kRecvSlots = 256;
+constexpr size_t kGrh = 40;  // every UD receive starts with room for a GRH
+
+// What precedes the engine's bytes in every datagram.
+struct Prefix {
+  uint32_t pe;
+  uint32_t magic;
+};
+constexpr size_t kPrefix = sizeof(Prefix);
+
+uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// The port's MTU in bytes (IBV_MTU_256 = 1, ... IBV_MTU_4096 = 5).
+size_t mtu_bytes(ibv_mtu mtu) { return size_t{128} << static_cast<int>(mtu); }
+
+}  // namespace
+
+// A request waiting for its reply: on the caller's stack (call) or from the pool (call_nbi).
+struct Transport::Pending {
+  void *reply = nullptr;
+  size_t capacity = 0;
+  size_t len = 0;
+  bool pooled = false;
+  std::atomic<bool> done{false};
+};
+
+Transport::~Transport() { shutdown(); }
+
+bool Transport::init(ib::Device *device, int me, int npes, RequestHandler *handler,
+                     ErrorHandler on_error, std::string *why) {
+  dev_ = device;
+  me_ = me;
+  npes_ = npes;
+  handler_ = handler;
+  on_error_ = on_error;
+  datagram_bytes_ = mtu_bytes(dev_->port_attr().active_mtu);
+  peers_.assign(static_cast<size_t>(npes), PeerAddress{});
+  ahs_.assign(static_cast<size_t>(npes), nullptr);
+
+  ibv_context *ctx = dev_->context();
+  channel_ = ibv_create_comp_channel(ctx);
+  recv_cq_ = channel_ ? ibv_create_cq(ctx, kRecvSlots, nullptr, channel_, 0) : nullptr;
+  send_cq_ = recv_cq_ ? ibv_create_cq(ctx, kSendSlots, nullptr, nullptr, 0) : nullptr;
+  qp_ = send_cq_ ? dev_->create_ud_qp(send_cq_, recv_cq_, kRecvSlots, kQkey, 0) : nullptr;
+  if (!qp_) {
+    *why = std::string("cannot create the UD queue pair and its completion queues: ") +
+           strerror(errno);
+    return false;
+  }
+  // The thread sleeps in poll(2) on the channel and on an eventfd that interrupt() writes.
+  fcntl(channel_->fd, F_SETFL, fcntl(channel_->fd, F_GETFL) | O_NONBLOCK);
+  stop_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  const size_t bytes = kSendSlots * datagram_bytes_ + kRecvSlots * (kGrh + datagram_bytes_);
+  buffers_ = static_cast<uint8_t *>(aligned_alloc(4096, (bytes + 4095) & ~size_t{4095}));
+  mr_ = buffers_ ? ibv_reg_mr(dev_->pd(), buffers_, bytes, IBV_ACCESS_LOCAL_WRITE) : nullptr;
+  if (!mr_ || stop_fd_ < 0) {
+    *why = std::string("cannot register the UD transport's buffers: ") + strerror(errno);
+    return false;
+  }
+  for (unsigned i = kSendSlots; i-- > 0;) free_sends_.push_back(i);
+  for (unsigned i = 0; i < kRecvSlots; ++i) post_receive(i);
+
+  Config config;
+  config.npes = npes;
+  config.mtu = datagram_bytes_ - kPrefix;
+  config.max_reply = config.max_window * (config.mtu - kHeaderBytes);
+  engine_ = std::make_unique<Endpoint>(config, static_cast<Callbacks &>(*this));
+  max_message_ = config.max_reply;
+  return true;
+}
+
+PeerAddress Transport::address() const {
+  return {dev_->port_attr().lid, dev_->gid(), qp_ ? qp_->qp_num : 0};
+}
+
+void Transport::set_peer(int pe, const PeerAddress &address) {
+  peers_[static_cast<size_t>(pe)] = address;
+}
+
+void Transport::start() { thread_.start(this); }
+
+void Transport::shutdown() {
+  thread_.stop();
+  engine_.reset();
+  for (ibv_ah *&ah : ahs_)
+    if (ah) ibv_destroy_ah(ah), ah = nullptr;
+  if (qp_) ibv_destroy_qp(qp_), qp_ = nullptr;
+  if (send_cq_) ibv_destroy_cq(send_cq_), send_cq_ = nullptr;
+  if (recv_cq_) ibv_destroy_cq(recv_cq_), recv_cq_ = nullptr;
+  if (channel_) ibv_destroy_comp_channel(channel_), channel_ = nullptr;
+  if (mr_) ibv_dereg_mr(mr_), mr_ = nullptr;
+  free(buffers_);
+  buffers_ = nullptr;
+  if (stop_fd_ >= 0) close(stop_fd_), stop_fd_ = -1;
+  for (Pending *p : pool_) delete p;
+  pool_.clear();
+}
+
+// --- requests ----------------------------------------------------------------------------------
+
+void Transport::send(int pe, const void *msg, size_t len, Kind kind, Pending *pending) {
+  outstanding_.fetch_add(1, std::memory_order_relaxed);
+  for (;;) {
+    SendResult r;
+    {
+      std::lock_guard<SpinLock> guard(lock_);
+      r = engine_->send(pe, msg, len, kind, reinterpret_cast<uint64_t>(pending));
+    }
+    if (r == SendResult::kOk) return;
+    if (r == SendResult::kFailed) on_error_(pe, "it stopped answering over UD earlier");
+    // The peer's window is full: serve (acks free it) and try again.
+    progress::Thread::Polling polling(thread_);
+    if (!serve()) sched_yield();
+  }
+}
+
+void Transport::post(int pe, const void *msg, size_t len) {
+  send(pe, msg, len, Kind::kAcked, nullptr);
+}
+
+size_t Transport::call(int pe, const void *msg, size_t len, void *reply, size_t capacity) {
+  Pending p;
+  p.reply = reply;
+  p.capacity = capacity;
+  send(pe, msg, len, Kind::kFetch, &p);
+  progress::Thread::Polling polling(thread_);
+  while (!p.done.load(std::memory_order_acquire))
+    if (!serve()) sched_yield();
+  return p.len;
+}
+
+void Transport::call_nbi(int pe, const void *msg, size_t len, void *reply, size_t capacity) {
+  Pending *p;
+  {
+    std::lock_guard<SpinLock> guard(lock_);
+    if (pool_.empty()) {
+      p = new Pending;
+    } else {
+      p = pool_.back();
+      pool_.pop_back();
+    }
+  }
+  p->reply = reply;
+  p->capacity = capacity;
+  p->pooled = true;
+  send(pe, msg, len, Kind::kFetch, p);
+}
+
+void Transport::quiet() {
+  if (outstanding_.load(std::memory_order_acquire) == 0) return;
+  progress::Thread::Polling polling(thread_);
+  while (outstanding_.load(std::memory_order_acquire) != 0)
+    if (!serve()) sched_yield();
+}
+
+// --- the engine's callbacks (the lock held) ----------------------------------------------------
+
+uint64_t Transport::now_ns() { return monotonic_ns(); }
+
+void Transport::send_datagram(int peer, const iovec *iov, int iovcnt) {
+  while (free_sends_.empty()) reap_sends();
+  const unsigned slot = free_sends_.back();
+  free_sends_.pop_back();
+  uint8_t *at = buffers_ + size_t{slot} * datagram_bytes_;
+  const Prefix prefix{static_cast<uint32_t>(me_), kMagic};
+  memcpy(at, &prefix, kPrefix);
+  size_t len = kPrefix;
+  for (int i = 0; i < iovcnt; ++i) {
+    memcpy(at + len, iov[i].iov_base, iov[i].iov_len);
+    len += iov[i].iov_len;
+  }
+  ibv_ah *ah = ah_for(peer);
+  if (!ah) on_error_(peer, "cannot create an address handle for it");
+  ibv_sge sge{reinterpret_cast<uint64_t>(at), static_cast<uint32_t>(len), mr_->lkey};
+  ibv_send_wr wr{}, *bad = nullptr;
+  wr.wr_id = slot;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.wr.ud.ah = ah;
+  wr.wr.ud.remote_qpn = peers_[static_cast<size_t>(peer)].qpn;
+  wr.wr.ud.remote_qkey = kQkey;
+  if (const int err = ibv_post_send(qp_, &wr, &bad); err != 0) {
+    char cause[96];
+    snprintf(cause, sizeof cause, "cannot post a datagram to it: %s", strerror(err));
+    on_error_(peer, cause);
+  }
+}
+
+void Transport::handle(int peer, const void *msg, size_t len, Reply &reply) {
+  handler_->handle(peer, msg, len, reply);
+}
+
+void Transport::on_acked(uint64_t) { outstanding_.fetch_sub(1, std::memory_order_release); }
+
+void Transport::on_reply(uint64_t token, const void *reply, size_t len) {
+  auto *p = reinterpret_cast<Pending *>(token);
+  memcpy(p->reply, reply, std::min(len, p->capacity));
+  p->len = len;
+  outstanding_.fetch_sub(1, std::memory_order_release);
+  if (p->pooled)
+    pool_.push_back(p);
+  else
+    p->done.store(true, std::memory_order_release);  // last: the caller's stack may go now
+}
+
+void Transport::on_peer_failed(int peer) {
+  on_error_(peer, "no answer over UD within the give-up time (has it exited?)");
+}
+
+void Transport::on_failed(uint64_t) { outstanding_.fetch_sub(1, std::memory_order_release); }
+
+// --- progress ----------------------------------------------------------------------------------
+
+bool Transport::serve() {
+  std::lock_guard<SpinLock> guard(lock_);
+  return serve_locked();
+}
+
+bool Transport::serve_locked() {
+  if (!engine_) return false;
+  reap_sends();
+  ibv_wc wc[16];
+  const int n = ibv_poll_cq(recv_cq_, 16, wc);
+  for (int i = 0; i < n; ++i) {
+    const auto slot = static_cast<unsigned>(wc[i].wr_id);
+    const uint8_t *at = buffers_ + kSendSlots * datagram_bytes_ + slot * (kGrh + datagram_bytes_);
+    Prefix prefix{};
+    if (wc[i].status == IBV_WC_SUCCESS && wc[i].byte_len >= kGrh + kPrefix) {
+      memcpy(&prefix, at + kGrh, kPrefix);
+      if (prefix.magic == kMagic && prefix.pe < static_cast<uint32_t>(npes_))
+        engine_->on_datagram(static_cast<int>(prefix.pe), at + kGrh + kPrefix,
+                             wc[i].byte_len - kGrh - kPrefix);
+    }
+    if (qp_) post_receive(slot);
+  }
+  engine_->poll();
+  return n > 0;
+}
+
+void Transport::reap_sends() {
+  ibv_wc wc[16];
+  for (int n; (n = ibv_poll_cq(send_cq_, 16, wc)) > 0;)
+    for (int i = 0; i < n; ++i) free_sends_.push_back(static_cast<unsigned>(wc[i].wr_id));
+}
+
+void Transport::post_receive(unsigned slot) {
+  uint8_t *at = buffers_ + kSendSlots * datagram_bytes_ + size_t{slot} * (kGrh + datagram_bytes_);
+  ibv_sge sge{reinterpret_cast<uint64_t>(at), static_cast<uint32_t>(kGrh + datagram_bytes_),
+              mr_->lkey};
+  ibv_recv_wr wr{}, *bad = nullptr;
+  wr.wr_id = slot;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_post_recv(qp_, &wr, &bad);
+}
+
+ibv_ah *Transport::ah_for(int pe) {
+  ibv_ah *&ah = ahs_[static_cast<size_t>(pe)];
+  if (!ah) {
+    const PeerAddress &peer = peers_[static_cast<size_t>(pe)];
+    ah = dev_->create_ah(peer.lid, peer.gid);
+  }
+  return ah;
+}
+
+void Transport::arm() {
+  if (recv_cq_) ibv_req_notify_cq(recv_cq_, 0);
+}
+
+void Transport::sleep(long timeout_ns) {
+  pollfd fds[2] = {{channel_->fd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+  timespec limit{timeout_ns / 1'000'000'000, timeout_ns % 1'000'000'000};
+  if (ppoll(fds, 2, timeout_ns < 0 ? nullptr : &limit, nullptr) <= 0) return;
+  if (fds[0].revents & POLLIN) {
+    ibv_cq *cq = nullptr;
+    void *context = nullptr;
+    if (ibv_get_cq_event(channel_, &cq, &context) == 0) ibv_ack_cq_events(cq, 1);
+  }
+  if (fds[1].revents & POLLIN) {
+    uint64_t count;
+    if (read(stop_fd_, &count, sizeof count) < 0) {
+      // nothing to do: the flag the thread looks at is what matters
+    }
+  }
+}
+
+void Transport::interrupt() {
+  const uint64_t one = 1;
+  if (write(stop_fd_, &one, sizeof one) < 0) {
+    // the counter is full: the thread wakes anyway
+  }
+}
+
+long Transport::next_deadline_ns() {
+  std::lock_guard<SpinLock> guard(lock_);
+  if (!engine_) return -1;
+  const uint64_t due = engine_->poll();
+  if (due == kNever) return -1;
+  const uint64_t now = monotonic_ns();
+  return due > now ? static_cast<long>(due - now) : 0;
+}
+
+Transport::Stats Transport::stats() {
+  Stats s;
+  {
+    std::lock_guard<SpinLock> guard(lock_);
+    if (engine_) {
+      s.engine = engine_->stats();
+      s.memory_bytes = engine_->memory_bytes();
+    }
+  }
+  s.wakeups = thread_.wakeups();
+  s.productive_wakeups = thread_.productive();
+  return s;
+}
+
+}  // namespace hoshmem::ud

@@ -1,0 +1,139 @@
+// lib/transport/ud: requests and replies between PEs over one UD queue pair per PE, made reliable
+// by the engine of reliable.h, served on the target by its progress thread (lib/progress) or by
+// its application thread while that one polls.
+//
+// What a PE publishes at startup is O(1): its port's LID and GID and its QP number. Address
+// handles are created on first use, one per peer. Every datagram starts with the sender's PE
+// number (the receiver needs it before anything else, and on RoCE a QP number alone does not
+// name a PE) followed by the engine's header and payload; a datagram is at most the port's MTU.
+//
+// Sends copy into pre-registered slots (one datagram each) and ask for a completion; receives
+// land in pre-registered slots after the 40 bytes every UD receive keeps for a GRH. Arrivals
+// complete on a CQ with a completion channel: the progress thread sleeps on it.
+//
+// Threads: one lock (a spin lock) around the engine, taken by every call; the request handler
+// runs under it and must not call the transport.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lib/base/spin_lock.h"
+#include "lib/progress/progress_thread.h"
+#include "lib/transport/ib/device.h"
+#include "lib/transport/ud/reliable.h"
+
+namespace hoshmem::ud {
+
+struct PeerAddress {
+  uint16_t lid;
+  ibv_gid gid;
+  uint32_t qpn;
+};
+
+// Executes a request from PE `pe` on this PE (once, in the order `pe` sent them); a fetching
+// request writes its reply.
+class RequestHandler {
+ public:
+  virtual ~RequestHandler() = default;
+  virtual void handle(int pe, const void *msg, size_t len, Reply &reply) = 0;
+};
+
+// Called with the peer and a one-line cause when it stops answering; must not return.
+using ErrorHandler = void (*)(int pe, const char *cause);
+
+class Transport final : public progress::Source, private Callbacks {
+ public:
+  Transport() = default;
+  Transport(const Transport &) = delete;
+  Transport &operator=(const Transport &) = delete;
+  ~Transport() override;
+
+  // Creates the QP, its CQs and buffers. `device` and `handler` outlive this.
+  bool init(ib::Device *device, int me, int npes, RequestHandler *handler, ErrorHandler on_error,
+            std::string *why);
+  PeerAddress address() const;
+  void set_peer(int pe, const PeerAddress &address);
+  // Starts the progress thread (after every set_peer).
+  void start();
+  // Stops the thread and releases everything; outstanding requests are dropped.
+  void shutdown();
+
+  // The largest request or reply, in bytes.
+  size_t max_message() const { return max_message_; }
+
+  // A request that needs only acknowledging: complete at quiet().
+  void post(int pe, const void *msg, size_t len);
+  // A request whose reply (at most `capacity` bytes) is copied to `reply`: call() waits for it
+  // and returns its length; call_nbi() returns at once, the reply is there by quiet().
+  size_t call(int pe, const void *msg, size_t len, void *reply, size_t capacity);
+  void call_nbi(int pe, const void *msg, size_t len, void *reply, size_t capacity);
+  // Every request sent so far (by any thread) is complete.
+  void quiet();
+
+  // progress::Source
+  bool serve() override;
+  void arm() override;
+  void sleep(long timeout_ns) override;
+  void interrupt() override;
+  long next_deadline_ns() override;
+
+  struct Stats {
+    Stats() {}
+    ud::Stats engine;
+    uint64_t wakeups = 0, productive_wakeups = 0;  // of the progress thread
+    size_t memory_bytes = 0;                       // the engine's buffers now
+  };
+  Stats stats();
+
+ private:
+  struct Pending;
+
+  // Callbacks of the engine (the lock held)
+  uint64_t now_ns() override;
+  void send_datagram(int peer, const iovec *iov, int iovcnt) override;
+  void handle(int peer, const void *msg, size_t len, Reply &reply) override;
+  void on_acked(uint64_t token) override;
+  void on_reply(uint64_t token, const void *reply, size_t len) override;
+  void on_peer_failed(int peer) override;
+  void on_failed(uint64_t token) override;
+
+  void send(int pe, const void *msg, size_t len, Kind kind, Pending *pending);
+  bool serve_locked();
+  void reap_sends();
+  void post_receive(unsigned slot);
+  ibv_ah *ah_for(int pe);
+
+  ib::Device *dev_ = nullptr;
+  int me_ = -1, npes_ = 0;
+  RequestHandler *handler_ = nullptr;
+  ErrorHandler on_error_ = nullptr;
+  size_t datagram_bytes_ = 0;  // the port's MTU
+  size_t max_message_ = 0;
+
+  ibv_comp_channel *channel_ = nullptr;
+  ibv_cq *send_cq_ = nullptr, *recv_cq_ = nullptr;
+  ibv_qp *qp_ = nullptr;
+  uint8_t *buffers_ = nullptr;  // send slots, then receive slots
+  ibv_mr *mr_ = nullptr;
+  std::vector<unsigned> free_sends_;
+  int stop_fd_ = -1;  // eventfd: interrupt()
+
+  std::vector<PeerAddress> peers_;
+  std::vector<ibv_ah *> ahs_;
+
+  SpinLock lock_;
+  std::unique_ptr<Endpoint> engine_;
+  long deadline_ns_ = -1;                // from the engine's last poll
+  std::atomic<uint64_t> outstanding_{0};  // requests sent and not complete
+  std::vector<Pending *> pool_;          // free call_nbi records
+  progress::Thread thread_;
+};
+
+}  // namespace hoshmem::ud
