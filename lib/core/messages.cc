@@ -146,7 +146,7 @@ atomics::AtomicBackend *messages_start(Bootstrap &boot) {
     if (bytes.size() == sizeof r) memcpy(&r, bytes.data(), sizeof r);
     r.why_not[sizeof r.why_not - 1] = 0;
     if (!r.ok)
-      fatal("shmem_init", "all-SW mode across nodes needs UD on every PE, and PE %d has none: %s",
+      fatal("shmem_init", "the job spans several nodes, and PE %d cannot reach the others: %s",
             pe, bytes.size() == sizeof r ? r.why_not : "it published no UD address");
     if (g_ud) g_ud->transport.set_peer(pe, r.address);
   }
