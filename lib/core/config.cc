@@ -56,6 +56,16 @@ constexpr Variable kVariables[] = {
     {"HOSHMEM_RC_CACHE_MIN", nullptr, "0", "a byte count (0: off)",
      "cache registrations of unregistered RMA buffers from this size up (off: no hooks on the "
      "release of user memory yet)"},
+    {"HOSHMEM_UD_WINDOW", nullptr, "32", "datagrams, 2 to 1024",
+     "UD messages (AMOs across nodes in all-SW mode): datagrams in flight per peer, also the "
+     "largest message in datagrams"},
+    {"HOSHMEM_UD_RTO_US", nullptr, "1000", "microseconds, 10 to 10000000",
+     "UD: first retransmission timeout (doubles at each timeout, up to 100 ms)"},
+    {"HOSHMEM_UD_GIVE_UP_MS", nullptr, "4000", "milliseconds, 100 to 3600000",
+     "UD: a peer that answers nothing for this long is dead and the job stops"},
+    {"HOSHMEM_UD_PROGRESS_THREAD", nullptr, "1", "0 or 1",
+     "UD: a thread that sleeps until a message arrives and answers it; 0: messages are served "
+     "only while the target PE is inside the library"},
     {"HOSHMEM_PUT_COPY", nullptr, "auto", "auto, avx512, avx2 or sse2",
      "the put copy's instructions (auto: the widest this CPU has); read when the library is "
      "loaded, so it must be in the environment the program starts with"},
@@ -141,6 +151,16 @@ Config load_config() {
   // Read by the RC transport itself when it starts; checked here with the others.
   bool_var("HOSHMEM_RC_VERBS");
   size_var("HOSHMEM_RC_CACHE_MIN");
+  auto in_range = [](uint64_t lo, uint64_t hi) {
+    return [lo, hi](const char *text) {
+      auto v = parse_uint(text);
+      return v && *v >= lo && *v <= hi ? v : std::nullopt;
+    };
+  };
+  c.ud_window = parsed_var("HOSHMEM_UD_WINDOW", in_range(2, 1024));
+  c.ud_rto_us = parsed_var("HOSHMEM_UD_RTO_US", in_range(10, 10'000'000));
+  c.ud_give_up_ms = parsed_var("HOSHMEM_UD_GIVE_UP_MS", in_range(100, 3'600'000));
+  c.ud_progress_thread = bool_var("HOSHMEM_UD_PROGRESS_THREAD");
   c.put_copy = choice_var("HOSHMEM_PUT_COPY", {"auto", "avx512", "avx2", "sse2"});
   c.sleep_timeout_us = parsed_var("HOSHMEM_SLEEP_TIMEOUT_US", [](const char *text) {
     auto us = parse_uint(text);

@@ -22,6 +22,10 @@ struct Config {
   std::string device;         // HOSHMEM_DEVICE: name[:port], empty for the first active port
   std::string transport;      // HOSHMEM_TRANSPORT: auto | rc | dc | ud
   uint64_t pes_per_node;      // HOSHMEM_PES_PER_NODE (0: as the launcher places them)
+  uint64_t ud_window;         // HOSHMEM_UD_WINDOW: datagrams in flight per peer
+  uint64_t ud_rto_us;         // HOSHMEM_UD_RTO_US: first retransmission timeout
+  uint64_t ud_give_up_ms;     // HOSHMEM_UD_GIVE_UP_MS: a silent peer is declared dead after this
+  bool ud_progress_thread;    // HOSHMEM_UD_PROGRESS_THREAD
 };
 
 // Reads and validates every variable; a bad value is fatal with the accepted range.

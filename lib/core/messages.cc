@@ -128,7 +128,12 @@ bool messages_probe(Bootstrap &boot, std::string *why) {
     *why = "no RDMA device";
   } else {
     auto ud = std::make_unique<UdAtomics>();
-    if (ud->transport.init(device, rt.me, rt.npes, ud.get(), ud_failed, why)) {
+    ud::Transport::Options options;
+    options.window = static_cast<uint32_t>(rt.config.ud_window);
+    options.rto_ns = rt.config.ud_rto_us * 1000;
+    options.give_up_ns = rt.config.ud_give_up_ms * 1'000'000;
+    options.progress_thread = rt.config.ud_progress_thread;
+    if (ud->transport.init(device, rt.me, rt.npes, options, ud.get(), ud_failed, why)) {
       mine.ok = 1;
       mine.address = ud->transport.address();
       g_ud = ud.release();
@@ -154,6 +159,9 @@ atomics::AtomicBackend *messages_start(Bootstrap &boot) {
   return g_ud;
 }
 
+progress::Source *messages_source() { return g_ud ? &g_ud->transport : nullptr; }
+progress::Thread *messages_thread() { return g_ud ? g_ud->transport.thread() : nullptr; }
+
 void messages_stop() {
   if (!g_ud) return;
   g_ud->transport.shutdown();
@@ -163,11 +171,17 @@ void messages_stop() {
 
 std::string messages_description() {
   if (!g_ud) return "-";
-  char text[160];
+  const ud::Transport::Options &o = g_ud->transport.options();
+  char text[320];
   snprintf(text, sizeof text,
            "ud (AMOs to other nodes as messages executed by the target's CPU: one UD QP, "
-           "messages up to %zu bytes; a progress thread answers them)",
-           g_ud->transport.max_message());
+           "messages up to %zu bytes, window %u datagrams, first resend after %llu us, a silent "
+           "peer dead after %llu ms; %s)",
+           g_ud->transport.max_message(), o.window,
+           static_cast<unsigned long long>(o.rto_ns / 1000),
+           static_cast<unsigned long long>(o.give_up_ns / 1'000'000),
+           o.progress_thread ? "a progress thread answers them"
+                             : "no progress thread: served only inside library calls");
   return text;
 }
 

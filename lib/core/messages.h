@@ -14,12 +14,16 @@
 
 #include "lib/atomics/backend.h"
 #include "lib/bootstrap/bootstrap.h"
+#include "lib/progress/progress_thread.h"
 
 namespace hoshmem {
 
 bool messages_probe(Bootstrap &boot, std::string *why);
 atomics::AtomicBackend *messages_start(Bootstrap &boot);
 void messages_stop();
+// What waits serve while they poll (WaitPolicy::serve, serve_thread); nullptr when not running.
+progress::Source *messages_source();
+progress::Thread *messages_thread();
 // For SHMEM_INFO: the datagram size, window and give-up time.
 std::string messages_description();
 

@@ -195,6 +195,8 @@ void runtime_init(int requested, int *provided, const char *routine) {
   } else if (spans_nodes) {
     rt.remote_atomics = messages_start(boot);  // first: it checks every PE has a device
     rdma_start(boot);  // puts, gets and the library's messages to other nodes
+    rt.wait.serve = messages_source();
+    rt.wait.serve_thread = messages_thread();
   } else {
     rdma_stop();
   }
@@ -228,6 +230,8 @@ void runtime_finalize() {
     rt.boot->barrier();
   }
   rt.remote_atomics = nullptr;
+  rt.wait.serve = nullptr;
+  rt.wait.serve_thread = nullptr;
   messages_stop();
   rdma_stop();  // before the memory it registered goes
   rt.memory.teardown();

@@ -2,6 +2,7 @@
 #include "lib/progress/progress_thread.h"
 
 #include <pthread.h>
+#include <time.h>
 
 namespace hoshmem::progress {
 
@@ -19,17 +20,34 @@ void Thread::stop() {
   thread_.join();
 }
 
+namespace {
+uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+}  // namespace
+
 Thread::Polling::~Polling() {
   if (t_.polling_.fetch_sub(1, std::memory_order_acq_rel) == 1 && t_.running()) {
-    // Hand arrivals back to the thread: arm, then serve what came before the arm.
+    // Hand arrivals back to the thread: arm, then serve what came before the arm; and its
+    // timers (an ack owed, a reply to resend) if they are due before it would wake.
     t_.source_->arm();
     t_.source_->serve();
+    if (const long due = t_.source_->next_deadline_ns(); due >= 0) t_.due_in(due);
   }
+}
+
+void Thread::due_in(long in_ns) {
+  if (!running()) return;
+  if (sleeping_until_.load(std::memory_order_seq_cst) > monotonic_ns() + static_cast<uint64_t>(in_ns))
+    source_->interrupt();
 }
 
 void Thread::loop() {
   while (!stopping_.load(std::memory_order_acquire)) {
     long timeout = kPollingCheckNs;
+    sleeping_until_.store(UINT64_MAX, std::memory_order_seq_cst);
     if (polling_.load(std::memory_order_acquire) == 0) {
       bool any = false;
       while (source_->serve()) any = true;
@@ -38,6 +56,8 @@ void Thread::loop() {
       if (any) productive_.fetch_add(1, std::memory_order_relaxed);
       timeout = source_->next_deadline_ns();
     }
+    sleeping_until_.store(timeout < 0 ? UINT64_MAX : monotonic_ns() + static_cast<uint64_t>(timeout),
+                          std::memory_order_seq_cst);
     source_->sleep(timeout);
     wakeups_.fetch_add(1, std::memory_order_relaxed);
   }

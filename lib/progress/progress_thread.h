@@ -59,6 +59,11 @@ class Thread {
     Thread &t_;
   };
 
+  // The source has new timed work due in `in_ns` (a request just sent, which may need sending
+  // again; an ack owed): wakes the thread if it would sleep past that. Cheap when it would not
+  // (one load), which is the common case: the thread then already sleeps until an earlier time.
+  void due_in(long in_ns);
+
   // For measurements: times the thread woke up, and of those, times it found work.
   uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
   uint64_t productive() const { return productive_.load(std::memory_order_relaxed); }
@@ -69,6 +74,9 @@ class Thread {
   Source *source_ = nullptr;
   std::thread thread_;
   std::atomic<int> polling_{0};
+  // When the thread's current sleep ends (monotonic ns; UINT64_MAX: not before an arrival). Set to
+  // UINT64_MAX before it looks at the source's deadline, so that work added meanwhile wakes it.
+  std::atomic<uint64_t> sleeping_until_{UINT64_MAX};
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> wakeups_{0}, productive_{0};
 };

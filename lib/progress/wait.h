@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
+#include "lib/progress/progress_thread.h"
 #include "lib/transport/shm/control_block.h"
 
 namespace hoshmem {
@@ -31,6 +33,11 @@ struct WaitPolicy {
   // wait ends: the writers that do not look at `sleeping` after each store must be turned off
   // first (lib/core/fast_path.cc). nullptr: none.
   void (*data_sleep)(bool begin) = nullptr;
+  // A transport whose messages this PE's CPU executes (UD in all-SW mode across nodes): a wait
+  // serves it while it spins and yields, its progress thread asleep meanwhile, and leaves it to
+  // the thread while it sleeps. Without a thread (serve_thread null) sleeps stay short.
+  progress::Source *serve = nullptr;
+  progress::Thread *serve_thread = nullptr;
 };
 
 inline void cpu_relax() { __builtin_ia32_pause(); }
@@ -52,14 +59,22 @@ void wait_until_ready(const WaitPolicy &policy, shm::ControlBlock *mine, shm::Sl
   // next sleep: a peer streaming writes at us then pays for a futex wake only once per round, not
   // once per write.
   long sleep_ns = policy.first_sleep_ns ? policy.first_sleep_ns : policy.sleep_timeout_ns;
+  const long max_sleep_ns =
+      policy.serve && !policy.serve_thread ? sleep_ns : policy.sleep_timeout_ns;
   for (;;) {
-    for (uint32_t i = 0; i < policy.spin_iterations; ++i) {
-      if (ready()) return;
-      cpu_relax();
-    }
-    for (uint32_t i = 0; i < policy.yield_iterations; ++i) {
-      if (ready()) return;
-      sched_yield();
+    {
+      std::optional<progress::Thread::Polling> polling;
+      if (policy.serve_thread) polling.emplace(*policy.serve_thread);
+      for (uint32_t i = 0; i < policy.spin_iterations; ++i) {
+        if (policy.serve) policy.serve->serve();
+        if (ready()) return;
+        cpu_relax();
+      }
+      for (uint32_t i = 0; i < policy.yield_iterations; ++i) {
+        if (policy.serve) policy.serve->serve();
+        if (ready()) return;
+        sched_yield();
+      }
     }
     // Announce, then re-check (seq_cst on both sides: a writer that stored before our check sees
     // the flag and rings). The flag is left for the next writer to lower; that costs at most one
@@ -73,7 +88,7 @@ void wait_until_ready(const WaitPolicy &policy, shm::ControlBlock *mine, shm::Sl
     if (ready()) return;
     futex_wait(&mine->doorbell, seen, sleep_ns);
     if (ready()) return;
-    if (sleep_ns < policy.sleep_timeout_ns) sleep_ns = std::min(2 * sleep_ns, policy.sleep_timeout_ns);
+    if (sleep_ns < max_sleep_ns) sleep_ns = std::min(2 * sleep_ns, max_sleep_ns);
   }
 }
 

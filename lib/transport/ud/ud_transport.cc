@@ -52,8 +52,9 @@ struct Transport::Pending {
 
 Transport::~Transport() { shutdown(); }
 
-bool Transport::init(ib::Device *device, int me, int npes, RequestHandler *handler,
-                     ErrorHandler on_error, std::string *why) {
+bool Transport::init(ib::Device *device, int me, int npes, const Options &options,
+                     RequestHandler *handler, ErrorHandler on_error, std::string *why) {
+  options_ = options;
   dev_ = device;
   me_ = me;
   npes_ = npes;
@@ -89,6 +90,11 @@ bool Transport::init(ib::Device *device, int me, int npes, RequestHandler *handl
   Config config;
   config.npes = npes;
   config.mtu = datagram_bytes_ - kPrefix;
+  config.max_window = options.window;
+  config.initial_window = std::min<uint32_t>(config.initial_window, options.window);
+  config.rto_ns = options.rto_ns;
+  config.rto_max_ns = std::max(config.rto_max_ns, options.rto_ns);
+  config.give_up_ns = options.give_up_ns;
   config.max_reply = config.max_window * (config.mtu - kHeaderBytes);
   engine_ = std::make_unique<Endpoint>(config, static_cast<Callbacks &>(*this));
   max_message_ = config.max_reply;
@@ -103,7 +109,9 @@ void Transport::set_peer(int pe, const PeerAddress &address) {
   peers_[static_cast<size_t>(pe)] = address;
 }
 
-void Transport::start() { thread_.start(this); }
+void Transport::start() {
+  if (options_.progress_thread) thread_.start(this);
+}
 
 void Transport::shutdown() {
   thread_.stop();
@@ -132,7 +140,10 @@ void Transport::send(int pe, const void *msg, size_t len, Kind kind, Pending *pe
       std::lock_guard<SpinLock> guard(lock_);
       r = engine_->send(pe, msg, len, kind, reinterpret_cast<uint64_t>(pending));
     }
-    if (r == SendResult::kOk) return;
+    if (r == SendResult::kOk) {
+      thread_.due_in(static_cast<long>(options_.rto_ns));  // its first resend, if needed
+      return;
+    }
     if (r == SendResult::kFailed) on_error_(pe, "it stopped answering over UD earlier");
     // The peer's window is full: serve (acks free it) and try again.
     progress::Thread::Polling polling(thread_);

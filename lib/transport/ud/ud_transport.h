@@ -55,13 +55,23 @@ class Transport final : public progress::Source, private Callbacks {
   Transport &operator=(const Transport &) = delete;
   ~Transport() override;
 
+  struct Options {
+    uint32_t window = 32;                    // datagrams in flight per peer
+    uint64_t rto_ns = 1'000'000;             // first retransmission timeout
+    uint64_t give_up_ns = 4'000'000'000;     // a silent peer is dead after this
+    bool progress_thread = true;             // else served only inside the library's calls
+  };
   // Creates the QP, its CQs and buffers. `device` and `handler` outlive this.
-  bool init(ib::Device *device, int me, int npes, RequestHandler *handler, ErrorHandler on_error,
-            std::string *why);
+  bool init(ib::Device *device, int me, int npes, const Options &options,
+            RequestHandler *handler, ErrorHandler on_error, std::string *why);
   PeerAddress address() const;
   void set_peer(int pe, const PeerAddress &address);
-  // Starts the progress thread (after every set_peer).
+  // Starts the progress thread, if the options ask for one (after every set_peer).
   void start();
+  // The thread, for waits that serve this transport while they poll (lib/progress/wait.h);
+  // nullptr when there is none.
+  progress::Thread *thread() { return thread_.running() ? &thread_ : nullptr; }
+  const Options &options() const { return options_; }
   // Stops the thread and releases everything; outstanding requests are dropped.
   void shutdown();
 
@@ -116,6 +126,7 @@ class Transport final : public progress::Source, private Callbacks {
   ErrorHandler on_error_ = nullptr;
   size_t datagram_bytes_ = 0;  // the port's MTU
   size_t max_message_ = 0;
+  Options options_;
 
   ibv_comp_channel *channel_ = nullptr;
   ibv_cq *send_cq_ = nullptr, *recv_cq_ = nullptr;
