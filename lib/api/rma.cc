@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "lib/api/api.h"
-#include "lib/core/rdma.h"
+#include "lib/core/net.h"
 #include "lib/core/team.h"
 
 using namespace hoshmem;
@@ -19,7 +19,7 @@ inline void put_bytes(void *dest, const void *source, size_t bytes, Target t, co
   check_local(source, bytes, "source", routine);
   char *to = remote_address(dest, bytes, t.pe, routine);
   if (!to) [[unlikely]]
-    return rdma_put(t.lane, t.pe, dest, source, bytes, nbi);
+    return net_put(t.lane, t.pe, dest, source, bytes, nbi);
   hoshmem_fast_put_copy(to, source, bytes);  // include/shmem/shmem_inline.h
   notify(t.pe);
 }
@@ -30,7 +30,7 @@ inline void get_bytes(void *dest, const void *source, size_t bytes, Target t, co
   check_local(dest, bytes, "dest", routine);
   const char *from = remote_address(source, bytes, t.pe, routine);
   if (!from) [[unlikely]]
-    return rdma_get(t.lane, t.pe, dest, source, bytes, nbi);
+    return net_get(t.lane, t.pe, dest, source, bytes, nbi);
   memcpy(dest, from, bytes);
 }
 
@@ -50,7 +50,7 @@ void iput_elems(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, si
   auto *from = static_cast<const char *>(source);
   if (!to) [[unlikely]] {  // another node: one RDMA write per element
     for (size_t i = 0; i < nelems; ++i)
-      rdma_put(t.lane, t.pe, static_cast<char *>(dest) + i * dst * Size, from + i * sst * Size,
+      net_put(t.lane, t.pe, static_cast<char *>(dest) + i * dst * Size, from + i * sst * Size,
                Size, false);
     return;
   }
@@ -70,7 +70,7 @@ void iget_elems(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, si
   if (!from) [[unlikely]] {  // another node: one RDMA read per element, all in flight at once
     const char *src = static_cast<const char *>(source);
     for (size_t i = 0; i < nelems; ++i)
-      rdma_get(t.lane, t.pe, to + i * dst * Size, src + i * sst * Size, Size, true);
+      net_get(t.lane, t.pe, to + i * dst * Size, src + i * sst * Size, Size, true);
     return rt.remote_atomics->quiet(t.lane);
   }
   for (size_t i = 0; i < nelems; ++i)
@@ -98,7 +98,7 @@ void ibput_blocks(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, 
   auto *from = static_cast<const char *>(source);
   if (!to) [[unlikely]] {
     for (size_t i = 0; i < nblocks; ++i)
-      rdma_put(t.lane, t.pe, static_cast<char *>(dest) + i * dst * Size, from + i * sst * Size,
+      net_put(t.lane, t.pe, static_cast<char *>(dest) + i * dst * Size, from + i * sst * Size,
                bsize * Size, false);
     return;
   }
@@ -119,7 +119,7 @@ void ibget_blocks(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, 
   if (!from) [[unlikely]] {  // another node: one RDMA read per block, all in flight at once
     const char *src = static_cast<const char *>(source);
     for (size_t i = 0; i < nblocks; ++i)
-      rdma_get(t.lane, t.pe, to + i * dst * Size, src + i * sst * Size, bsize * Size, true);
+      net_get(t.lane, t.pe, to + i * dst * Size, src + i * sst * Size, bsize * Size, true);
     return rt.remote_atomics->quiet(t.lane);
   }
   for (size_t i = 0; i < nblocks; ++i)
@@ -130,7 +130,7 @@ template <class T>
 inline void p_value(T *dest, T value, Target t, const char *routine) {
   char *to = remote_address(dest, sizeof(T), t.pe, routine);
   if (!to) [[unlikely]]
-    return rdma_put(t.lane, t.pe, dest, &value, sizeof(T), false);
+    return net_put(t.lane, t.pe, dest, &value, sizeof(T), false);
   memcpy(to, &value, sizeof(T));
   notify(t.pe);
 }
@@ -140,7 +140,7 @@ inline T g_value(const T *source, Target t, const char *routine) {
   const char *from = remote_address(source, sizeof(T), t.pe, routine);
   T value;
   if (!from) [[unlikely]] {
-    rdma_get(t.lane, t.pe, &value, source, sizeof(T), false);
+    net_get(t.lane, t.pe, &value, source, sizeof(T), false);
     return value;
   }
   memcpy(&value, from, sizeof(T));

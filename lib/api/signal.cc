@@ -10,7 +10,7 @@
 
 #include "lib/api/api.h"
 #include "lib/atomics/cpu_atomics.h"
-#include "lib/core/rdma.h"
+#include "lib/core/net.h"
 #include "lib/core/team.h"
 
 using namespace hoshmem;
@@ -70,7 +70,7 @@ void put_signal(void *dest, const void *source, size_t bytes, uint64_t *sig_addr
     if (char *to = remote_address(dest, bytes, t.pe, routine))
       memcpy(to, source, bytes);
     else
-      rdma_put(t.lane, t.pe, dest, source, bytes, false);
+      net_put(t.lane, t.pe, dest, source, bytes, false);
   }
   update_signal(sig_addr, signal, sig_op, t, routine);
 }

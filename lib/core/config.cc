@@ -44,8 +44,9 @@ constexpr Variable kVariables[] = {
     {"HOSHMEM_WAIT", nullptr, "auto", "auto, spin, yield or sleep",
      "how a waiting PE waits: auto spins when every PE has a core, else yields then sleeps"},
     {"HOSHMEM_TRANSPORT", nullptr, "auto", "auto, rc, dc or ud",
-     "inter-node transport (and, in all-HW mode, the one HCA loopback uses): auto = rc; in "
-     "all-SW mode AMOs to other nodes are UD messages either way; dc and ud are not built yet"},
+     "inter-node transport (and, in all-HW mode, the one HCA loopback uses): auto = rc; ud "
+     "(all-SW mode only): puts, gets and AMOs to other nodes as UD messages, one queue pair per "
+     "PE; in all-SW mode AMOs are UD messages either way; dc is not built yet"},
     {"HOSHMEM_DEVICE", nullptr, "", "a device name, optionally with :port (e.g. mlx5_0:1)",
      "the RDMA device and port (default: the first active port of any device)"},
     {"HOSHMEM_PES_PER_NODE", nullptr, "0", "0 (as the launcher says) or a PE count",

@@ -1,13 +1,16 @@
 // lib/core: active messages over UD (messages.h).
 #include "lib/core/messages.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "lib/atomics/cpu_atomics.h"
 #include "lib/core/rdma.h"
 #include "lib/core/runtime.h"
+#include "lib/transport/net/peer.h"
 #include "lib/transport/ud/ud_transport.h"
 
 namespace hoshmem {
@@ -21,18 +24,26 @@ struct AddressRecord {
   char why_not[96];
 };
 
-enum MessageType : uint8_t { kAmo = 1 };
-enum Segment : uint8_t { kHeap = 0, kGlobals = 1 };
+enum MessageType : uint8_t { kAmo = 1, kPut = 2, kGet = 3 };
+// Where a message's bytes are on the target: an offset in its file (control area, then heap: the
+// same layout on every PE) or in its globals.
+enum Segment : uint8_t { kFile = 0, kGlobals = 1 };
 
-// An AMO on the target's word at `offset` in its segment. Both ends are the same build on hosts
-// of the same byte order (little-endian x86-64): fields travel in host order.
-struct AmoMessage {
+// Both ends are the same build on hosts of the same byte order (little-endian x86-64): fields
+// travel in host order.
+struct Place {
   uint8_t type;
+  uint8_t segment;
+  uint16_t reserved;
+  uint32_t length;  // kPut: bytes that follow; kGet: bytes wanted
+  uint64_t offset;
+};
+// An AMO on the target's word.
+struct AmoMessage {
+  Place place;
   uint8_t op;    // atomics::AmoOp
   uint8_t size;  // 4 or 8
-  uint8_t segment;
-  uint32_t reserved;
-  uint64_t offset;
+  uint8_t reserved[6];
   uint64_t operand, compare;
 };
 
@@ -46,10 +57,9 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
 
   void execute(const atomics::AmoRequest &r, bool nbi) override {
     AmoMessage m{};
-    m.type = kAmo;
+    m.place = user_place(kAmo, r.target, r.size, r.pe, r.routine);
     m.op = static_cast<uint8_t>(r.op);
     m.size = r.size;
-    place(r.target, r.pe, r.routine, &m);
     m.operand = r.operand;
     m.compare = r.compare;
     if (!r.fetch_out) return transport.post(r.pe, &m, sizeof m);
@@ -57,13 +67,15 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
     transport.call(r.pe, &m, sizeof m, r.fetch_out, r.size);
   }
 
-  // RMA went over RC, AMOs over UD: quiet completes both; fence too, since neither transport
-  // orders its operations with the other's.
+  // With RMA over RC and AMOs over UD, quiet completes both, and fence too, since neither
+  // transport orders its operations with the other's. With everything over UD, requests to a PE
+  // are executed in the order they were sent: a fence has nothing to do.
   void quiet(int lane) override {
-    rdma_quiet(lane);
+    if (!rma_over_ud) rdma_quiet(lane);
     transport.quiet();
   }
   void fence(int lane, int pe) override {
+    if (rma_over_ud) return;
     if (pe < 0)
       rdma_quiet(lane);
     else
@@ -71,17 +83,68 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
     transport.quiet();
   }
   void pe_quiet(int lane, const int *pes, size_t npes) override {
-    rdma_pe_quiet(lane, pes, npes);
+    if (!rma_over_ud) rdma_pe_quiet(lane, pes, npes);
     transport.quiet();
   }
 
-  // On the target: the request of PE `pe`, executed on our word with a CPU atomic.
+  // RMA over UD, split into messages of at most max_message() bytes. A put returns once its
+  // bytes are copied (complete at quiet); a get waits for its replies, or with `nbi` leaves
+  // them to arrive by quiet.
+  void put(int pe, void *sym, const void *source, size_t bytes) {
+    const size_t chunk = transport.max_message() - sizeof(Place);
+    thread_local std::vector<uint8_t> m;  // the message: header, then the bytes
+    for (size_t off = 0; off < bytes; off += chunk) {
+      const size_t n = std::min(chunk, bytes - off);
+      const Place p = file_place(kPut, static_cast<char *>(sym) + off, n, pe);
+      m.resize(sizeof p + n);
+      memcpy(m.data(), &p, sizeof p);
+      memcpy(m.data() + sizeof p, static_cast<const char *>(source) + off, n);
+      transport.post(pe, m.data(), m.size());
+    }
+  }
+  void get(int pe, void *dest, const void *sym, size_t bytes, bool nbi) {
+    const size_t chunk = transport.max_message();
+    for (size_t off = 0; off < bytes; off += chunk) {
+      const size_t n = std::min(chunk, bytes - off);
+      const Place p = file_place(kGet, static_cast<const char *>(sym) + off, n, pe);
+      char *to = static_cast<char *>(dest) + off;
+      if (nbi)
+        transport.call_nbi(pe, &p, sizeof p, to, n);
+      else
+        transport.call(pe, &p, sizeof p, to, n);
+    }
+  }
+
+  // On the target: the request of PE `pe`. An AMO is executed on our word with a CPU atomic.
   void handle(int, const void *msg, size_t len, ud::Reply &reply) override {
+    Place p;
+    if (len < sizeof p) return;
+    memcpy(&p, msg, sizeof p);
+    const auto *bytes = static_cast<const uint8_t *>(msg) + sizeof p;
+    switch (p.type) {
+      case kPut:
+        if (char *to = local(p, p.length); to && len - sizeof p == p.length) {
+          memcpy(to, bytes, p.length);
+          notify_sync(rt.me);  // a waiter of this PE: for data, or a library message
+        }
+        return;
+      case kGet:
+        if (const char *from = local(p, p.length); from && reply.capacity >= p.length) {
+          memcpy(reply.data, from, p.length);
+          reply.len = p.length;
+        }
+        return;
+      case kAmo:
+        if (len == sizeof(AmoMessage)) return amo(msg, reply);
+        return;
+    }
+  }
+
+  void amo(const void *msg, ud::Reply &reply) {
     AmoMessage m;
-    if (len != sizeof m) return;
     memcpy(&m, msg, sizeof m);
-    char *word = local(m);
-    if (m.type != kAmo || !word) return;
+    char *word = m.size == 4 || m.size == 8 ? local(m.place, m.size) : nullptr;
+    if (!word) return;
     const auto op = static_cast<atomics::AmoOp>(m.op);
     const uint64_t old = atomics::cpu::execute(op, word, m.size, m.operand, m.compare);
     if (reply.capacity >= m.size) {
@@ -92,32 +155,56 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
   }
 
   ud::Transport transport;
+  bool rma_over_ud = false;  // HOSHMEM_TRANSPORT=ud: puts, gets and library messages too
 
  private:
-  // Where the symmetric address `sym` is, as a segment and offset (the same on every PE).
-  static void place(const void *sym, int pe, const char *routine, AmoMessage *m) {
+  // Where this PE's address `sym` (`n` bytes: control area, heap or globals) is, as a segment
+  // and offset, the same on every PE. An AMO's word must be in the heap or the globals.
+  static Place user_place(uint8_t type, const void *sym, size_t n, int pe, const char *routine) {
     const auto a = reinterpret_cast<uintptr_t>(sym);
-    if (uintptr_t off = a - rt.space.heap.base; off < rt.space.heap.size) {
-      m->segment = kHeap;
-      m->offset = off;
-    } else if (uintptr_t off = a - rt.space.data.base; off < rt.space.data.size) {
-      m->segment = kGlobals;
-      m->offset = off;
-    } else {
+    if (a - rt.space.heap.base >= rt.space.heap.size && a - rt.space.data.base >= rt.space.data.size)
       report_not_symmetric(sym, pe, routine ? routine : "UD");
-    }
+    return file_place(type, sym, n, pe);
   }
-  // The word a message names on this PE; nullptr if it is outside the segment.
-  static char *local(const AmoMessage &m) {
-    const SymmetricSpace &s = rt.space;
-    const uintptr_t base = m.segment == kHeap ? s.heap.base : s.data.base;
-    const size_t size = m.segment == kHeap ? s.heap.size : s.data.size;
-    if ((m.size != 4 && m.size != 8) || m.offset > size || size - m.offset < m.size) return nullptr;
-    return reinterpret_cast<char *>(base + m.offset);
+  static Place file_place(uint8_t type, const void *sym, size_t n, int pe) {
+    const auto a = reinterpret_cast<uintptr_t>(sym);
+    const auto file = reinterpret_cast<uintptr_t>(rt.memory.own_file());
+    Place p{type, kFile, 0, static_cast<uint32_t>(n), a - file};
+    if (a - file >= rt.memory.file_size()) {
+      p.segment = kGlobals;
+      p.offset = a - rt.space.data.base;
+      if (p.offset >= rt.space.data.size) report_not_symmetric(sym, pe, "UD");
+    }
+    return p;
+  }
+  // The `n` bytes a message names on this PE; nullptr if they are not all in the segment.
+  static char *local(const Place &p, size_t n) {
+    const uintptr_t base = p.segment == kFile ? reinterpret_cast<uintptr_t>(rt.memory.own_file())
+                                              : rt.space.data.base;
+    const size_t size = p.segment == kFile ? rt.memory.file_size() : rt.space.data.size;
+    if (p.offset > size || size - p.offset < n) return nullptr;
+    return reinterpret_cast<char *>(base + p.offset);
   }
 };
 
+// The library's own messages (lib/transport/net/peer.h) when everything goes over UD.
+class UdNetwork final : public peer::Network {
+ public:
+  explicit UdNetwork(UdAtomics &ud) : ud_(ud) {}
+  void write(int pe, void *mine, const void *src, size_t len) override {
+    ud_.put(pe, mine, src, len);
+  }
+  void read(int pe, void *dst, const void *mine, size_t len) override {
+    ud_.get(pe, dst, mine, len, false);
+  }
+  void flush() override { ud_.transport.quiet(); }
+
+ private:
+  UdAtomics &ud_;
+};
+
 UdAtomics *g_ud = nullptr;
+UdNetwork *g_network = nullptr;
 
 }  // namespace
 
@@ -144,7 +231,7 @@ bool messages_probe(Bootstrap &boot, std::string *why) {
   return mine.ok;
 }
 
-atomics::AtomicBackend *messages_start(Bootstrap &boot) {
+atomics::AtomicBackend *messages_start(Bootstrap &boot, bool rma_over_ud) {
   for (int pe = 0; pe < rt.npes; ++pe) {
     std::vector<uint8_t> bytes = boot.get(pe, kAddressKey);
     AddressRecord r{};
@@ -156,13 +243,29 @@ atomics::AtomicBackend *messages_start(Bootstrap &boot) {
     if (g_ud) g_ud->transport.set_peer(pe, r.address);
   }
   g_ud->transport.start();
+  g_ud->rma_over_ud = rma_over_ud;
+  if (rma_over_ud) {
+    g_network = new UdNetwork(*g_ud);
+    peer::routes.network = g_network;
+  }
   return g_ud;
 }
 
 progress::Source *messages_source() { return g_ud ? &g_ud->transport : nullptr; }
 progress::Thread *messages_thread() { return g_ud ? g_ud->transport.thread() : nullptr; }
 
+void messages_put(int pe, void *sym, const void *source, size_t bytes) {
+  g_ud->put(pe, sym, source, bytes);
+}
+
+void messages_get(int pe, void *dest, const void *sym, size_t bytes, bool nbi) {
+  g_ud->get(pe, dest, sym, bytes, nbi);
+}
+
 void messages_stop() {
+  if (peer::routes.network == g_network) peer::routes.network = nullptr;
+  delete g_network;
+  g_network = nullptr;
   if (!g_ud) return;
   g_ud->transport.shutdown();
   delete g_ud;
@@ -174,9 +277,10 @@ std::string messages_description() {
   const ud::Transport::Options &o = g_ud->transport.options();
   char text[320];
   snprintf(text, sizeof text,
-           "ud (AMOs to other nodes as messages executed by the target's CPU: one UD QP, "
+           "ud (%s to other nodes as messages executed by the target's CPU: one UD QP, "
            "messages up to %zu bytes, window %u datagrams, first resend after %llu us, a silent "
            "peer dead after %llu ms; %s)",
+           g_ud->rma_over_ud ? "puts, gets, AMOs and the library's messages" : "AMOs",
            g_ud->transport.max_message(), o.window,
            static_cast<unsigned long long>(o.rto_ns / 1000),
            static_cast<unsigned long long>(o.give_up_ns / 1'000'000),

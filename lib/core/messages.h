@@ -2,14 +2,15 @@
 // nodes: an AMO to a PE of another node is a request that the target executes with a CPU atomic
 // on its own word, so that it is atomic with respect to the CPU atomics of the target's node (its
 // PEs' and the inline fast path's). Its progress thread answers while the target's application
-// computes. Puts and gets still go over RC (lib/core/rdma.h); fence and quiet order and complete
-// both.
+// computes. Puts and gets go over RC (lib/core/rdma.h), and fence and quiet order and complete
+// both; or with HOSHMEM_TRANSPORT=ud, over UD too.
 //
 // messages_probe() opens the UD transport on the device rdma_probe() opened and publishes its
 // address (before the bootstrap's next exchange); messages_start() reads every PE's, starts the
 // progress thread and returns the atomic backend.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "lib/atomics/backend.h"
@@ -19,7 +20,12 @@
 namespace hoshmem {
 
 bool messages_probe(Bootstrap &boot, std::string *why);
-atomics::AtomicBackend *messages_start(Bootstrap &boot);
+// `rma_over_ud` (HOSHMEM_TRANSPORT=ud): puts, gets and the library's messages go over UD too
+// (messages_put/get; peer::routes.network), so no RC queue pair is ever made.
+atomics::AtomicBackend *messages_start(Bootstrap &boot, bool rma_over_ud);
+// RMA over UD with PE `pe` of another node, as rdma_put/rdma_get (rdma.h) over RC.
+void messages_put(int pe, void *sym, const void *source, size_t bytes);
+void messages_get(int pe, void *dest, const void *sym, size_t bytes, bool nbi);
 void messages_stop();
 // What waits serve while they poll (WaitPolicy::serve, serve_thread); nullptr when not running.
 progress::Source *messages_source();

@@ -256,7 +256,7 @@ void rdma_quiet(int lane) { g_rdma->transport.quiet(lane); }
 ib::Device *rdma_device() { return g_rdma ? g_rdma->device.get() : nullptr; }
 
 int rdma_open_lane(bool exclusive) {
-  if (!g_rdma || !rt.remote_atomics) return 0;
+  if (!g_rdma || !rt.remote_atomics || rt.rma_over_ud) return 0;  // UD: one queue pair
   const int lane = g_rdma->transport.open_lane(exclusive);
   return lane > 0 ? lane : 0;
 }

@@ -159,9 +159,8 @@ void runtime_init(int requested, int *provided, const char *routine) {
             "atomics (use rc, or HOSHMEM_ATOMICS=sw)");
     if (t == "dc")
       fatal(routine, "HOSHMEM_TRANSPORT=dc is not available yet: use rc or auto");
-  } else if (spans_nodes && rt.config.transport != "auto" && rt.config.transport != "rc") {
-    fatal(routine, "HOSHMEM_TRANSPORT=%s is not available in all-SW mode across nodes yet: use "
-          "rc or auto (puts and gets over RC, AMOs as UD messages)", rt.config.transport.c_str());
+  } else if (spans_nodes && rt.config.transport == "dc") {
+    fatal(routine, "HOSHMEM_TRANSPORT=dc is not available yet: use rc, ud or auto");
   }
   rt.spans_nodes = spans_nodes;
   if (rt.config.atomics != "auto")
@@ -193,8 +192,10 @@ void runtime_init(int requested, int *provided, const char *routine) {
     rt.remote_atomics = rdma_start(boot);
     messages_stop();
   } else if (spans_nodes) {
-    rt.remote_atomics = messages_start(boot);  // first: it checks every PE has a device
-    rdma_start(boot);  // puts, gets and the library's messages to other nodes
+    // Puts, gets and the library's messages over RC, or over UD with HOSHMEM_TRANSPORT=ud.
+    rt.rma_over_ud = rt.config.transport == "ud";
+    rt.remote_atomics = messages_start(boot, rt.rma_over_ud);  // first: checks every PE has UD
+    if (!rt.rma_over_ud) rdma_start(boot);
     rt.wait.serve = messages_source();
     rt.wait.serve_thread = messages_thread();
   } else {
@@ -240,6 +241,7 @@ void runtime_finalize() {
   peer::routes = peer::Routes{};
   rt.cpu_atomics_ok = nullptr;
   rt.npes = 0;
+  rt.rma_over_ud = false;
   set_abort_hook(nullptr);
 }
 
@@ -259,7 +261,9 @@ void runtime_print_info(FILE *out) {
               : "CPU atomics on shared memory",
           rt.mode_reason.c_str());
   fprintf(out, "  RDMA device: %s\n", rdma_description().c_str());
-  if (rt.mode != atomics::AtomicityMode::AllHardware && rt.spans_nodes)
+  if (rt.mode != atomics::AtomicityMode::AllHardware && rt.rma_over_ud)
+    fprintf(out, "  transport: %s; shared memory on this node\n", messages_description().c_str());
+  else if (rt.mode != atomics::AtomicityMode::AllHardware && rt.spans_nodes)
     fprintf(out, "  transport: rc (puts and gets to other nodes over RC queue pairs, connected "
             "on first use; shared memory on this node) and %s\n",
             messages_description().c_str());
@@ -271,7 +275,7 @@ void runtime_print_info(FILE *out) {
               ? "rc (RMA to other nodes and every AMO over RC queue pairs, connected on first use; "
                 "shared memory for puts and gets on this node)"
               : "rc (HCA atomics over RC queue pairs, connected on first use)");
-  if (rt.mode == atomics::AtomicityMode::AllHardware || rt.spans_nodes)
+  if (rt.mode == atomics::AtomicityMode::AllHardware || (rt.spans_nodes && !rt.rma_over_ud))
     fprintf(out, "  posting: %s\n", rdma_post_path());
   fprintf(out, "  symmetric heap: %s at %p (%s on every PE)\n",
           format_size(rt.memory.heap_size(), size, sizeof size), rt.memory.heap_base(),

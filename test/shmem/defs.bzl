@@ -34,9 +34,9 @@ def shmem_test(
                      own node) for each N of 2 and 4 and `name_k2_np4` (pairs); tagged
                      "across_nodes". Default: for programs built here (not `binary` reuses,
                      which are configurations of a program already run across nodes). The same
-                     runs in all-SW mode (AMOs to other nodes as UD messages, RMA over RC):
-                     `name_sw_k1_np<N>` and `name_sw_k2_np4`, tagged "across_nodes_sw", unless
-                     `env` asks for all-HW mode
+                     runs in all-SW mode with everything to other nodes as UD messages
+                     (HOSHMEM_ATOMICS=sw HOSHMEM_TRANSPORT=ud): `name_sw_k1_np<N>` and
+                     `name_sw_k2_np4`, tagged "across_nodes_sw", unless `env` asks for all-HW
     """
     if across_nodes == None:
         across_nodes = binary == None
@@ -60,16 +60,16 @@ def shmem_test(
     _runs(name, binary, nps, env, status, expect_stderr, expect_output, no_survivors,
           requires_cpu, softhca, timeout_s, tags)
     if across_nodes:
-        modes = [("", "hw", "across_nodes")]
+        modes = [("", "hw", "rc", "across_nodes")]
         if env.get("HOSHMEM_ATOMICS", "sw") != "hw":
-            modes.append(("_sw", "sw", "across_nodes_sw"))
-        for suffix, atomics, tag in modes:
+            modes.append(("_sw", "sw", "ud", "across_nodes_sw"))
+        for suffix, atomics, transport, tag in modes:
             for k in [1, 2]:
                 _runs(
                     "%s%s_k%d" % (name, suffix, k),
                     binary,
                     [n for n in nps if n > k and n <= 4],
-                    dict(env, HOSHMEM_ATOMICS = atomics, HOSHMEM_TRANSPORT = "rc",
+                    dict(env, HOSHMEM_ATOMICS = atomics, HOSHMEM_TRANSPORT = transport,
                          HOSHMEM_PES_PER_NODE = str(k)),
                     status,
                     expect_stderr,

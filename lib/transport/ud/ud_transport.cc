@@ -243,7 +243,17 @@ void Transport::on_reply(uint64_t token, const void *reply, size_t len) {
 }
 
 void Transport::on_peer_failed(int peer) {
-  on_error_(peer, "no answer over UD within the give-up time (has it exited?)");
+  const ud::Stats &st = engine_->stats();
+  char cause[256];
+  snprintf(cause, sizeof cause,
+           "no answer over UD for %llu ms (has it exited?) [sent %llu datagrams, %llu resent, "
+           "%llu timeouts, %llu replies replayed, %llu duplicates received]",
+           static_cast<unsigned long long>(options_.give_up_ns / 1'000'000),
+           static_cast<unsigned long long>(st.datagrams),
+           static_cast<unsigned long long>(st.retransmits),
+           static_cast<unsigned long long>(st.timeouts), static_cast<unsigned long long>(st.replays),
+           static_cast<unsigned long long>(st.duplicates));
+  on_error_(peer, cause);
 }
 
 void Transport::on_failed(uint64_t) { outstanding_.fetch_sub(1, std::memory_order_release); }
