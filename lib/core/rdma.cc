@@ -247,6 +247,10 @@ const char *rdma_post_path() {
                                       : "ibv_post_send (HOSHMEM_RC_VERBS=1 or not mlx5)";
 }
 
+std::string rdma_cache_description() {
+  return g_rdma ? g_rdma->transport.cache_description() : "-";
+}
+
 std::string rdma_description() {
   if (g_rdma) return g_rdma->device->describe();
   return rt.config.atomics == "sw" ? "not opened (HOSHMEM_ATOMICS=sw)" : g_why_not;
