@@ -53,9 +53,10 @@ constexpr Variable kVariables[] = {
      "network); for testing inter-node paths on one machine"},
     {"HOSHMEM_RC_VERBS", nullptr, "0", "0 or 1",
      "1: drive RC queue pairs through ibv_post_send with standard atomics only, even on mlx5"},
-    {"HOSHMEM_RC_CACHE_MIN", nullptr, "0", "a byte count (0: off)",
-     "cache registrations of unregistered RMA buffers from this size up (off: no hooks on the "
-     "release of user memory yet)"},
+    // the default is rc::Transport::kCacheThreshold
+    {"HOSHMEM_RC_CACHE_MIN", nullptr, "256K", "a byte count (0: off)",
+     "cache registrations of unregistered RMA buffers from this size up (only with the "
+     "memory-release hooks in libc; SHMEM_INFO says if they are missing)"},
     {"HOSHMEM_PUT_COPY", nullptr, "auto", "auto, avx512, avx2 or sse2",
      "the put copy's instructions (auto: the widest this CPU has); read when the library is "
      "loaded, so it must be in the environment the program starts with"},

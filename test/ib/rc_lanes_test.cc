@@ -432,14 +432,14 @@ uint8_t *malloc_mapped_at(uintptr_t want, size_t n, std::vector<void *> *held) {
   return nullptr;
 }
 
-// Memory the program frees is forgotten without anyone calling forget(): a 1 MiB malloc'ed buffer
-// is put twice (a miss, then a hit), freed, allocated again at the same address with other contents
-// and put again, which must miss (a new registration) and deliver the new bytes. Both ways glibc
-// gives such memory back: a block with its own mapping (free -> munmap) and heap memory (free, then
-// malloc_trim -> brk, or madvise of a free chunk inside the heap). Catches a missing or broken
-// memory-release hook: the third put would hit the old entry. (softhca reads sources by virtual
-// address, so the bytes arrive right even through a stale entry; on real hardware they would be the
-// old pages'. The miss is what the model can check.)
+// The cache is on by default, and memory the program frees is forgotten without anyone calling
+// forget(): a 1 MiB malloc'ed buffer is put twice (a miss, then a hit), freed, allocated again at
+// the same address with other contents and put again, which must miss (a new registration) and
+// deliver the new bytes. Both ways glibc gives such memory back: a block with its own mapping (free
+// -> munmap) and heap memory (free, then malloc_trim -> brk, or madvise of a free chunk inside the
+// heap). Catches a missing or broken memory-release hook: the third put would hit the old entry.
+// (softhca reads sources by virtual address, so the bytes arrive right even through a stale entry;
+// on real hardware they would be the old pages'. The miss is what the model can check.)
 TEST(RcLanes, FreedBufferIsForgottenWithoutForget) {
   Pair p;
   ASSERT_TRUE(p.ok);
@@ -655,8 +655,7 @@ int bench() {
 }  // namespace hoshmem::rc
 
 int main(int argc, char **argv) {
-  // The cache is off by default (rc_transport.h); these tests exercise it at its measured size.
-  setenv("HOSHMEM_RC_CACHE_MIN", std::to_string(hoshmem::rc::Transport::kCacheThreshold).c_str(), 0);
+  // The registration cache is on by default, at its measured threshold (rc_transport.h).
   if (argc >= 2 && !strcmp(argv[1], "--peer") && getenv("HOSHMEM_TEST_SOFTHCA"))
     return hoshmem::rc::child();
   if (getenv("HOSHMEM_TEST_SOFTHCA"))

@@ -194,8 +194,6 @@ bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error
     }
     cache_min_ = *v ? static_cast<size_t>(*v) : SIZE_MAX;
     if (!*v) cache_off_ = "off (HOSHMEM_RC_CACHE_MIN=0)";
-  } else {
-    cache_off_ = "off (HOSHMEM_RC_CACHE_MIN not set)";
   }
   // Only with memory-release hooks: they are what keeps a registration from outliving its pages.
   if (cache_min_ != SIZE_MAX) {

@@ -22,22 +22,23 @@
 // port's max_msg_sz. A put of at most max_inline() bytes travels inline; a source in memory the
 // library registered (add_registered) goes zero-copy; other memory goes through the lane's
 // pre-registered bounce slots (copy the next chunk while the previous one is on the wire), or,
-// from HOSHMEM_RC_CACHE_MIN bytes up (unset or 0: off), through a registration cache. Cache entries
-// are whole pages, reference-counted by the WQEs that use them; a lookup hits only a live entry
-// whose page range covers the buffer (else it registers anew). A registration pins the pages it
-// covers, so an address that comes back with other pages (freed and allocated again, unmapped and
-// mapped again) must never hit the old entry: real hardware would move the old pages' bytes. So
-// init() subscribes to the process's memory-release events (lib/base/memory_events.h: libc's
-// munmap, mremap, madvise, mmap and brk are patched, which catches glibc's free, realloc and
-// malloc_trim too), and every release marks the entries overlapping it dead before the pages go;
-// forget() does the same for a range the caller names. A release arrives on whatever thread frees,
-// maybe inside malloc: it never blocks and never deregisters. It takes the cache lock only with
-// try_lock, else (another thread, or this one inside ibv_reg_mr, holds it) it leaves the range for
-// the holder, which applies it before any lookup; dead entries are deregistered by the next lookup
-// or by their last release. If the hooks cannot be installed (not glibc on x86-64, code not as
-// expected, text not writable), the cache stays off; if another library overwrites them later
-// (checked at every lookup), it drops every entry and stays off. SHMEM_INFO says which. The
-// library's own heap and globals are registered once (add_registered), never cached.
+// from the cache threshold up (kCacheThreshold unless HOSHMEM_RC_CACHE_MIN says otherwise; 0:
+// off), through a registration cache. Cache entries are whole pages, reference-counted by the
+// WQEs that use them; a lookup hits only a live entry whose page range covers the buffer (else it
+// registers anew). A registration pins the pages it covers, so an address that comes back with
+// other pages (freed and allocated again, unmapped and mapped again) must never hit the old
+// entry: real hardware would move the old pages' bytes. So init() subscribes to the process's
+// memory-release events (lib/base/memory_events.h: libc's munmap, mremap, madvise, mmap and brk
+// are patched, which catches glibc's free, realloc and malloc_trim too), and every release marks
+// the entries overlapping it dead before the pages go; forget() does the same for a range the
+// caller names. A release arrives on whatever thread frees, maybe inside malloc: it never blocks
+// and never deregisters. It takes the cache lock only with try_lock, else (another thread, or
+// this one inside ibv_reg_mr, holds it) it leaves the range for the holder, which applies it
+// before any lookup; dead entries are deregistered by the next lookup or by their last release.
+// If the hooks cannot be installed (not glibc on x86-64, code not as expected, text not
+// writable), the cache stays off; if another library overwrites them later (checked at every
+// lookup), it drops every entry and stays off. SHMEM_INFO says which. The library's own heap and
+// globals are registered once (add_registered), never cached.
 // A blocking zero-copy put waits for its completion; a bounce put returns once copied. A get into
 // unregistered memory is copied out of its bounce slot when its completion is read.
 // The threshold (kCacheThreshold, 256 KiB) is measured over softhca (rc_lanes_test --bench,
@@ -146,7 +147,7 @@ class Transport {
   int connected_peers() const;  // lane 0
   bool raw_wqes() const { return raw_; }  // mlx5 WQEs (else ibv_post_send)
   // Unregistered transfers of at least this many bytes use the registration cache
-  // (HOSHMEM_RC_CACHE_MIN bytes; SIZE_MAX: off).
+  // (kCacheThreshold, or HOSHMEM_RC_CACHE_MIN bytes; SIZE_MAX: off).
   size_t cache_threshold() const { return cache_min_; }
   // One line for SHMEM_INFO: the threshold and how released memory is seen, or why it is off.
   std::string cache_description() const;
@@ -205,10 +206,9 @@ class Transport {
   uint32_t max_inline_ = 0;
   uint32_t max_msg_ = 0;
   bool raw_ = true;
-  // Off unless HOSHMEM_RC_CACHE_MIN is set (kCacheThreshold is the measured size from which the
-  // cache pays); SIZE_MAX also without memory-release hooks: a cached registration could then
-  // outlive the pages it pinned.
-  size_t cache_min_ = SIZE_MAX;
+  // kCacheThreshold is the measured size from which the cache pays; SIZE_MAX: off (set to 0, or
+  // no memory-release hooks: a cached registration could then outlive the pages it pinned).
+  size_t cache_min_ = kCacheThreshold;
   bool cache_hooked_ = false;  // subscribed to memory_events
   std::string cache_off_;      // why the cache is off
   std::vector<PeerAddress> peers_;
