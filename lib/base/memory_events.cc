@@ -418,7 +418,7 @@ bool subscribe(Callback callback, void *arg, std::string *why) {
   if (g_state == State::kNotTried) {
     std::string reason;
     g_state = install(&reason) ? State::kInstalled : State::kFailed;
-    if (g_state == State::kFailed) g_method = "not hooked: " + reason;
+    if (g_state == State::kFailed) g_method = reason;
     g_installed.store(g_state == State::kInstalled, std::memory_order_release);
   }
   if (g_state != State::kInstalled) {
@@ -458,7 +458,8 @@ bool intact() {
 
 std::string method() {
   std::lock_guard<std::mutex> lock(g_admin);
-  return g_state == State::kNotTried ? "not hooked (nothing subscribed)" : g_method;
+  if (g_state == State::kNotTried) return "not hooked (nothing subscribed)";
+  return g_state == State::kInstalled ? g_method : "not hooked: " + g_method;
 }
 
 }  // namespace hoshmem::memory_events

@@ -46,7 +46,7 @@ void unsubscribe(Callback callback, void *arg);
 bool intact();
 
 // How releases are caught, for SHMEM_INFO ("libc's munmap, ... patched"), or why they are not
-// (the reason the first failed installation gave).
+// ("not hooked: " and the reason the installation gave).
 std::string method();
 
 }  // namespace hoshmem::memory_events

@@ -199,7 +199,8 @@ bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error
   if (cache_min_ != SIZE_MAX) {
     std::string reason;
     cache_hooked_ = memory_events::subscribe(&Transport::on_release, this, &reason);
-    if (!cache_hooked_) cache_min_ = SIZE_MAX, cache_off_ = "off: " + reason;
+    if (!cache_hooked_)
+      cache_min_ = SIZE_MAX, cache_off_ = "off (released memory cannot be seen: " + reason + ")";
   }
   max_msg_ = dev_->port_attr().max_msg_sz ? dev_->port_attr().max_msg_sz : (1u << 30);
   ibv_context *ctx = dev_->context();
@@ -454,10 +455,10 @@ class CacheLock {
 std::string Transport::cache_description() const {
   if (cache_min_ == SIZE_MAX) return cache_off_;
   if (!memory_events::intact())
-    return "off: another library replaced hoshmem's memory-release hooks in libc";
+    return "off (another library replaced hoshmem's memory-release hooks in libc)";
   char size[32];
-  return std::string("from ") + format_size(cache_min_, size, sizeof size) +
-         " bytes up; released memory seen through " + memory_events::method();
+  return std::string("unregistered buffers from ") + format_size(cache_min_, size, sizeof size) +
+         " up (released memory: " + memory_events::method() + ")";
 }
 
 void Transport::on_release(void *self, const void *base, size_t length) {
