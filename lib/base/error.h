@@ -1,4 +1,5 @@
-// lib/base: the bottom layer (errors, environment parsing, futex). Depends on nothing in hoshmem.
+// lib/base: the bottom layer (errors, environment parsing, futex, memory-release events).
+// Depends on nothing in hoshmem.
 //
 // Errors are one line on stderr: "hoshmem: PE <me>: <routine>: <cause>". A fatal error then calls
 // the abort hook the runtime installed (PMIx abort: the launcher tears the whole job down), so a

@@ -54,9 +54,10 @@ constexpr Variable kVariables[] = {
      "network); for testing inter-node paths on one machine"},
     {"HOSHMEM_RC_VERBS", nullptr, "0", "0 or 1",
      "1: drive RC queue pairs through ibv_post_send with standard atomics only, even on mlx5"},
-    {"HOSHMEM_RC_CACHE_MIN", nullptr, "0", "a byte count (0: off)",
-     "cache registrations of unregistered RMA buffers from this size up (off: no hooks on the "
-     "release of user memory yet)"},
+    // the default is rc::Transport::kCacheThreshold
+    {"HOSHMEM_RC_CACHE_MIN", nullptr, "256K", "a byte count (0: off)",
+     "cache registrations of unregistered RMA buffers from this size up (only with the "
+     "memory-release hooks in libc; SHMEM_INFO says if they are missing)"},
     {"HOSHMEM_UD_WINDOW", nullptr, "32", "datagrams, 2 to 1024",
      "UD messages (AMOs across nodes in all-SW mode): datagrams in flight per peer, also the "
      "largest message in datagrams"},

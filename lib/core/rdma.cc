@@ -271,6 +271,13 @@ const char *rdma_post_path() {
                                       : "ibv_post_send (HOSHMEM_RC_VERBS=1 or not mlx5)";
 }
 
+static_assert(rc::Transport::kCacheThreshold == 256 * 1024,
+              "HOSHMEM_RC_CACHE_MIN's default in config.cc's table says 256K");
+
+std::string rdma_cache_description() {
+  return g_rdma ? g_rdma->transport.cache_description() : "-";
+}
+
 std::string rdma_description() {
   if (g_rdma) return g_rdma->device->describe();
   return rt.config.atomics == "sw" ? "not opened (HOSHMEM_ATOMICS=sw)" : g_why_not;

@@ -39,6 +39,8 @@ ib::Device *rdma_device();
 // For SHMEM_INFO: the device and its capabilities, or why there is none; how work is posted.
 std::string rdma_description();
 const char *rdma_post_path();
+// For SHMEM_INFO: the RC registration cache's threshold and hooks, or why it is off (one line).
+std::string rdma_cache_description();
 
 // RMA with PE `pe` of another node. `sym` is this PE's address of the symmetric object (heap or
 // globals, checked by the caller). put: `source` is reusable on return unless `nbi` (then after

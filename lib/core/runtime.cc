@@ -275,8 +275,10 @@ void runtime_print_info(FILE *out) {
               ? "rc (RMA to other nodes and every AMO over RC queue pairs, connected on first use; "
                 "shared memory for puts and gets on this node)"
               : "rc (HCA atomics over RC queue pairs, connected on first use)");
-  if (rt.mode == atomics::AtomicityMode::AllHardware || (rt.spans_nodes && !rt.rma_over_ud))
+  if (rt.mode == atomics::AtomicityMode::AllHardware || (rt.spans_nodes && !rt.rma_over_ud)) {
     fprintf(out, "  posting: %s\n", rdma_post_path());
+    fprintf(out, "  registration cache: %s\n", rdma_cache_description().c_str());
+  }
   fprintf(out, "  symmetric heap: %s at %p (%s on every PE)\n",
           format_size(rt.memory.heap_size(), size, sizeof size), rt.memory.heap_base(),
           rt.memory.same_address_everywhere() ? "same address" : "different addresses");

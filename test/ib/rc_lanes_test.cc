@@ -5,6 +5,8 @@
 // reused before its completion send the new data, REORDER lets an unfenced read or atomic pass
 // earlier writes.
 #include <gtest/gtest.h>
+#include <malloc.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -367,8 +369,8 @@ TEST(RcLanes, ThreadsOnExclusiveLanesAndSharedLane0) {
 }
 
 // Large unregistered buffers go through the registration cache: a hit on reuse, a new
-// registration when the page range is not covered, and after forget() (memory freed; its address
-// may come back with other pages) never the old registration.
+// registration when the page range is not covered, and after forget() (a range the caller says is
+// gone; its address may come back with other pages) never the old registration.
 TEST(RcLanes, RegistrationCacheAndReusedAddress) {
   Pair p;
   ASSERT_TRUE(p.ok);
@@ -401,6 +403,183 @@ TEST(RcLanes, RegistrationCacheAndReusedAddress) {
   const Transport::Stats s2 = s.rc.stats();
   EXPECT_GE(s2.cache_misses - s1.cache_misses, 1u) << "a forgotten range must not hit";
   free(b);
+  EXPECT_EQ(p.c.wait(), 0);
+}
+
+// malloc(n) from a mapping of its own, so that free() unmaps it (the tests below set
+// M_MMAP_THRESHOLD under n): glibc still serves n from a free chunk or the heap's top when one is
+// big enough, which the model's threads may leave; such blocks go to *held (the caller frees
+// them) and the next try maps. glibc marks a mapped chunk in its header (IS_MMAPPED, 2).
+uint8_t *malloc_mapped(size_t n, std::vector<void *> *held) {
+  for (int i = 0; i < 64; ++i) {
+    void *p = malloc(n);
+    auto header = reinterpret_cast<uintptr_t>(p) - sizeof(size_t);
+    asm("" : "+r"(header));  // the compiler need not know it reads malloc's own bytes
+    if (*reinterpret_cast<const size_t *>(header) & 2) return static_cast<uint8_t *>(p);
+    held->push_back(p);
+  }
+  return nullptr;
+}
+
+// The same, at address `want` (the mapping just unmapped there): mappings that land elsewhere
+// are held so the next one goes to the next hole. nullptr if it does not come back.
+uint8_t *malloc_mapped_at(uintptr_t want, size_t n, std::vector<void *> *held) {
+  for (int i = 0; i < 16; ++i) {
+    uint8_t *p = malloc_mapped(n, held);
+    if (reinterpret_cast<uintptr_t>(p) == want) return p;
+    held->push_back(p);
+  }
+  return nullptr;
+}
+
+// The cache is on by default, and memory the program frees is forgotten without anyone calling
+// forget(): a 1 MiB malloc'ed buffer is put twice (a miss, then a hit), freed, allocated again at
+// the same address with other contents and put again, which must miss (a new registration) and
+// deliver the new bytes. Both ways glibc gives such memory back: a block with its own mapping (free
+// -> munmap) and heap memory (free, then malloc_trim -> brk, or madvise of a free chunk inside the
+// heap). Catches a missing or broken memory-release hook: the third put would hit the old entry.
+// (softhca reads sources by virtual address, so the bytes arrive right even through a stale entry;
+// on real hardware they would be the old pages'. The miss is what the model can check.)
+TEST(RcLanes, FreedBufferIsForgottenWithoutForget) {
+  Pair p;
+  ASSERT_TRUE(p.ok);
+  Side &s = p.s;
+  ASSERT_EQ(s.rc.cache_threshold(), Transport::kCacheThreshold) << s.rc.cache_description();
+  constexpr size_t n = 1 << 20;
+  std::vector<void *> held;
+  for (bool heap : {false, true}) {
+    const char *how = heap ? "heap, malloc_trim" : "own mapping, free";
+    // fixed thresholds (no dynamic adjustment): 1 MiB is mapped, or comes from the heap and stays
+    // there until malloc_trim
+    mallopt(M_MMAP_THRESHOLD, heap ? 64 << 20 : 128 << 10);
+    mallopt(M_TRIM_THRESHOLD, heap ? 1 << 30 : 128 << 10);
+    bool tested = false;
+    for (int attempt = 0; attempt < 3 && !tested; ++attempt) {  // the heap is shared
+      uint8_t *a = heap ? static_cast<uint8_t *>(malloc(n)) : malloc_mapped(n, &held);
+      ASSERT_NE(a, nullptr);
+      fill(a, n, 10);
+      const Transport::Stats s0 = s.rc.stats();
+      s.rc.put(0, 1, a, n, s.remote(kData), false);
+      s.rc.put(0, 1, a, n, s.remote(kData), false);
+      ASSERT_EQ(p.c.hash(kData, n), fnv(a, n)) << how;
+      const Transport::Stats s1 = s.rc.stats();
+      EXPECT_EQ(s1.cache_misses - s0.cache_misses, 1u) << how;
+      EXPECT_EQ(s1.cache_hits - s0.cache_hits, 1u) << how;
+      const auto old = reinterpret_cast<uintptr_t>(a);
+      free(a);
+      if (heap) malloc_trim(0);
+      uint8_t *b = heap ? static_cast<uint8_t *>(malloc(n)) : malloc_mapped_at(old, n, &held);
+      if (reinterpret_cast<uintptr_t>(b) != old) {  // another thread took it: nothing to test
+        free(b);
+        continue;
+      }
+      tested = true;
+      fill(b, n, 11);
+      s.rc.put(0, 1, b, n, s.remote(kData), false);
+      ASSERT_EQ(p.c.hash(kData, n), fnv(b, n)) << how << ": the new contents";
+      const Transport::Stats s2 = s.rc.stats();
+      EXPECT_EQ(s2.cache_misses - s1.cache_misses, 1u) << how << ": the old entry must be gone";
+      EXPECT_EQ(s2.cache_hits - s1.cache_hits, 0u) << how;
+      free(b);
+    }
+    EXPECT_TRUE(tested) << how << ": the address never came back";
+  }
+  for (void *h : held) free(h);
+  mallopt(M_MMAP_THRESHOLD, 128 << 10);  // glibc's initial values (fixed from now on)
+  mallopt(M_TRIM_THRESHOLD, 128 << 10);
+  EXPECT_EQ(p.c.wait(), 0);
+}
+
+// Two threads, each on its own lane, put from and get into buffers they free and allocate again
+// (the addresses come back) while the other one may be inside the cache (registering,
+// deregistering). Every buffer is new pages, so no lookup may hit, and every put and get must
+// carry the right bytes. (How often a release meets the other thread's lock is up to the
+// scheduler; the next test forces it.)
+TEST(RcLanes, ReleasesWhileAnotherThreadHoldsTheCache) {
+  Pair p;
+  ASSERT_TRUE(p.ok);
+  Side &s = p.s;
+  mallopt(M_MMAP_THRESHOLD, 128 << 10);  // each buffer its own mapping: free unmaps it
+  constexpr int kThreads = 2, kRounds = 30;
+  constexpr size_t n = 512 << 10;  // four entries fit the cache's 4 MiB: none is evicted
+  std::atomic<int> bad{0};
+  const Transport::Stats s0 = s.rc.stats();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const int lane = s.rc.open_lane(true);
+      if (lane <= 0) return void(bad.fetch_add(1));
+      std::vector<void *> held;
+      for (int i = 0; i < kRounds; ++i) {
+        uint8_t *a = malloc_mapped(n, &held), *b = malloc_mapped(n, &held);
+        if (!a || !b) return void(bad.fetch_add(1));
+        fill(a, n, static_cast<uint64_t>(t * 1000 + i));
+        s.rc.put(lane, 1, a, n, s.remote(kData + t * n), false);
+        s.rc.get(lane, 1, b, n, s.remote(kData + t * n), false);
+        if (memcmp(a, b, n) != 0) bad.fetch_add(1);
+        free(a);
+        free(b);
+      }
+      for (void *h : held) free(h);
+      s.rc.close_lane(lane);
+    });
+  }
+  for (auto &t : threads) t.join();
+  const Transport::Stats s1 = s.rc.stats();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(s1.cache_hits - s0.cache_hits, 0u) << "a released buffer's registration was used";
+  EXPECT_EQ(s1.cache_misses - s0.cache_misses, uint64_t{2 * kThreads * kRounds});
+  EXPECT_EQ(p.c.wait(), 0);
+}
+
+}  // namespace
+
+// Holds the cache's lock as a lookup on another thread would (the transport's friend).
+struct CacheTestAccess {
+  static std::mutex &lock(Transport &t) { return t.cache_mutex_; }
+};
+
+namespace {
+
+// A release that finds the cache's lock taken (a lookup registering on another thread) is left
+// for the holder and applied before the next lookup: a buffer freed then, allocated again at the
+// same address, misses. Beyond the deferred list's room (32 releases) everything is dropped:
+// the 40th release, a cached buffer's, still takes effect. Catches a deferred release that is
+// lost, and one lost to a full list (the buffer's old entry would hit).
+TEST(RcLanes, ReleaseWhileTheCacheIsLockedIsAppliedLater) {
+  Pair p;
+  ASSERT_TRUE(p.ok);
+  Side &s = p.s;
+  mallopt(M_MMAP_THRESHOLD, 128 << 10);  // each buffer its own mapping: free unmaps it
+  constexpr size_t n = 512 << 10;
+  std::vector<void *> held;
+  for (int extra : {0, 39}) {  // releases before the buffer's own, all while the lock is held
+    uint8_t *a = malloc_mapped(n, &held);
+    ASSERT_NE(a, nullptr);
+    fill(a, n, 20);
+    s.rc.put(0, 1, a, n, s.remote(kData), false);  // a miss: registered
+    const Transport::Stats s0 = s.rc.stats();
+    const auto old = reinterpret_cast<uintptr_t>(a);
+    std::vector<void *> pages;
+    for (int i = 0; i < extra; ++i)
+      pages.push_back(mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    CacheTestAccess::lock(s.rc).lock();
+    std::thread([&] {
+      for (void *page : pages) munmap(page, 4096);
+      free(a);
+    }).join();
+    CacheTestAccess::lock(s.rc).unlock();
+    uint8_t *b = malloc_mapped_at(old, n, &held);
+    ASSERT_NE(b, nullptr) << "the address did not come back";
+    fill(b, n, 21);
+    s.rc.put(0, 1, b, n, s.remote(kData), false);
+    ASSERT_EQ(p.c.hash(kData, n), fnv(b, n));
+    const Transport::Stats s1 = s.rc.stats();
+    EXPECT_EQ(s1.cache_hits - s0.cache_hits, 0u) << extra << " releases before: the old entry hit";
+    EXPECT_EQ(s1.cache_misses - s0.cache_misses, 1u);
+    free(b);
+  }
+  for (void *h : held) free(h);
   EXPECT_EQ(p.c.wait(), 0);
 }
 
@@ -476,8 +655,7 @@ int bench() {
 }  // namespace hoshmem::rc
 
 int main(int argc, char **argv) {
-  // The cache is off by default (rc_transport.h); these tests exercise it at its measured size.
-  setenv("HOSHMEM_RC_CACHE_MIN", std::to_string(hoshmem::rc::Transport::kCacheThreshold).c_str(), 0);
+  // The registration cache is on by default, at its measured threshold (rc_transport.h).
   if (argc >= 2 && !strcmp(argv[1], "--peer") && getenv("HOSHMEM_TEST_SOFTHCA"))
     return hoshmem::rc::child();
   if (getenv("HOSHMEM_TEST_SOFTHCA"))

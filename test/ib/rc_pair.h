@@ -2,6 +2,7 @@
 // side, and the address of the peer's buffer exchanged over a pipe as one text line.
 #pragma once
 
+#include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -92,7 +93,9 @@ struct PeerProcess {
   FILE *in = nullptr, *out = nullptr;
   explicit PeerProcess(const char *mode = nullptr) {
     int to[2], from[2];
-    if (pipe(to) || pipe(from)) return;
+    // close-on-exec: the peer keeps only its dup2'ed ends, so closing ours gives it EOF (a test
+    // that fails part way then ends instead of waiting for its timeout)
+    if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC)) return;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, to[0], 0);

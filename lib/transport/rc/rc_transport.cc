@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <optional>
 
+#include "lib/base/memory_events.h"
 #include "lib/base/parse.h"
 
 namespace hoshmem::rc {
@@ -94,7 +95,7 @@ struct Transport::CacheEntry {
   ibv_mr *mr;
   unsigned refs;  // lookups not yet released (WQEs in flight)
   uint64_t last_use;
-  bool dead;  // forgotten while in use: deregistered at the last release
+  bool dead;  // its pages were released (or forgotten): never hit; deregistered when unheld
 };
 
 Transport::Transport() = default;
@@ -117,6 +118,14 @@ bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error
       return false;
     }
     cache_min_ = *v ? static_cast<size_t>(*v) : SIZE_MAX;
+    if (!*v) cache_off_ = "off (HOSHMEM_RC_CACHE_MIN=0)";
+  }
+  // Only with memory-release hooks: they are what keeps a registration from outliving its pages.
+  if (cache_min_ != SIZE_MAX) {
+    std::string reason;
+    cache_hooked_ = memory_events::subscribe(&Transport::on_release, this, &reason);
+    if (!cache_hooked_)
+      cache_min_ = SIZE_MAX, cache_off_ = "off (released memory cannot be seen: " + reason + ")";
   }
   max_msg_ = dev_->port_attr().max_msg_sz ? dev_->port_attr().max_msg_sz : (1u << 30);
   ibv_context *ctx = dev_->context();
@@ -266,12 +275,15 @@ void Transport::shutdown() {
   lanes_.clear();
   for (auto &[key, p] : passive_) ibv_destroy_qp(p.qp);
   passive_.clear();
+  if (cache_hooked_) memory_events::unsubscribe(&Transport::on_release, this);
+  cache_hooked_ = false;
   for (CacheEntry *e : cache_) {
     ibv_dereg_mr(e->mr);
     delete e;
   }
   cache_.clear();
   cache_bytes_ = 0;
+  cache_live_ = 0;
   for (ibv_ah *ah : ahs_)
     if (ah) ibv_destroy_ah(ah);
   ahs_.clear();
@@ -326,13 +338,121 @@ uint32_t Transport::lkey_of(const void *p, size_t length) const {
 
 // --- registration cache --------------------------------------------------------------------
 
+namespace {
+// The transport whose cache_mutex_ this thread holds: a release reported on this thread then
+// (from inside ibv_reg_mr or ibv_dereg_mr) defers instead of locking again.
+[[gnu::tls_model("initial-exec")]] thread_local const void *t_cache_holder = nullptr;
+
+class CacheLock {
+ public:
+  CacheLock(std::mutex &m, const void *owner) : m_(m) {
+    m_.lock();
+    t_cache_holder = owner;
+  }
+  ~CacheLock() {
+    t_cache_holder = nullptr;
+    m_.unlock();
+  }
+  CacheLock(const CacheLock &) = delete;
+  CacheLock &operator=(const CacheLock &) = delete;
+
+ private:
+  std::mutex &m_;
+};
+}  // namespace
+
+std::string Transport::cache_description() const {
+  if (cache_min_ == SIZE_MAX) return cache_off_;
+  if (!memory_events::intact())
+    return "off (another library replaced hoshmem's memory-release hooks in libc)";
+  char size[32];
+  return std::string("unregistered buffers from ") + format_size(cache_min_, size, sizeof size) +
+         " up (released memory: " + memory_events::method() + ")";
+}
+
+void Transport::on_release(void *self, const void *base, size_t length) {
+  auto *t = static_cast<Transport *>(self);
+  if (t->cache_live_.load(std::memory_order_acquire) == 0) return;
+  const auto start = reinterpret_cast<uintptr_t>(base);
+  const uintptr_t end = length > UINTPTR_MAX - start ? UINTPTR_MAX : start + length;
+  if (t_cache_holder != t && t->cache_mutex_.try_lock()) {
+    t_cache_holder = t;
+    t->invalidate_locked(start, end);
+    t_cache_holder = nullptr;
+    t->cache_mutex_.unlock();
+    return;
+  }
+  t->defer_release(start, end);
+}
+
+void Transport::defer_release(uintptr_t start, uintptr_t end) {
+  // Bounded: the holder of this spin lock may be the code this thread interrupted.
+  for (unsigned spins = 0; deferred_lock_.test_and_set(std::memory_order_acquire); ++spins) {
+    if (spins == 1000) {
+      deferred_all_.store(true);
+      deferred_any_.store(true, std::memory_order_release);
+      return;
+    }
+    sched_yield();
+  }
+  if (ndeferred_ < kDeferred)
+    deferred_[ndeferred_++] = {start, end};
+  else
+    deferred_all_.store(true);
+  deferred_any_.store(true, std::memory_order_release);
+  deferred_lock_.clear(std::memory_order_release);
+}
+
+void Transport::take_deferred_locked() {
+  if (!deferred_any_.load(std::memory_order_acquire)) return;
+  Range taken[kDeferred];
+  while (deferred_lock_.test_and_set(std::memory_order_acquire)) sched_yield();
+  deferred_any_.store(false, std::memory_order_relaxed);  // before reading: later ones stay
+  const bool all = deferred_all_.exchange(false);
+  const unsigned n = ndeferred_;
+  std::copy(deferred_, deferred_ + n, taken);
+  ndeferred_ = 0;
+  deferred_lock_.clear(std::memory_order_release);
+  if (all) return invalidate_locked(0, UINTPTR_MAX);
+  for (unsigned i = 0; i < n; ++i) invalidate_locked(taken[i].start, taken[i].end);
+}
+
+void Transport::invalidate_locked(uintptr_t start, uintptr_t end) {
+  for (CacheEntry *e : cache_) {
+    if (e->dead || e->end <= start || end <= e->start) continue;
+    e->dead = true;
+    cache_bytes_ -= e->end - e->start;
+    cache_live_.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+void Transport::reap_locked() {
+  for (auto it = cache_.begin(); it != cache_.end();) {
+    CacheEntry *e = *it;
+    if (!e->dead || e->refs) {
+      ++it;
+      continue;
+    }
+    ibv_dereg_mr(e->mr);
+    delete e;
+    it = cache_.erase(it);
+  }
+}
+
 Transport::CacheEntry *Transport::cache_lookup(Lane *, const void *p, size_t length) {
   const uintptr_t start = reinterpret_cast<uintptr_t>(p) & ~(kPage - 1);
   const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + length + kPage - 1) & ~(kPage - 1);
-  std::lock_guard<std::mutex> lock(cache_mutex_);
+  CacheLock lock(cache_mutex_, this);
+  take_deferred_locked();
+  if (!hooks_lost_ && !memory_events::intact()) {  // releases may go unseen from now on
+    hooks_lost_ = true;
+    invalidate_locked(0, UINTPTR_MAX);
+  }
+  reap_locked();
+  if (hooks_lost_) return nullptr;  // bounce buffers
   static uint64_t clock = 0;
   for (CacheEntry *e : cache_) {
-    if (e->start <= start && end <= e->end) {
+    if (!e->dead && e->start <= start && end <= e->end) {
       ++e->refs;
       e->last_use = ++clock;
       cache_hits_.fetch_add(1, std::memory_order_relaxed);
@@ -340,7 +460,7 @@ Transport::CacheEntry *Transport::cache_lookup(Lane *, const void *p, size_t len
     }
   }
   cache_misses_.fetch_add(1, std::memory_order_relaxed);
-  // Make room: least recently used entries no WQE holds.
+  // Make room: least recently used live entries no WQE holds (the dead ones are reaped).
   while (cache_.size() >= kCacheEntries || cache_bytes_ + (end - start) > kCacheBytes) {
     auto victim = cache_.end();
     for (auto it = cache_.begin(); it != cache_.end(); ++it)
@@ -348,6 +468,7 @@ Transport::CacheEntry *Transport::cache_lookup(Lane *, const void *p, size_t len
         victim = it;
     if (victim == cache_.end()) break;  // all in use: over the limit for a while
     cache_bytes_ -= (*victim)->end - (*victim)->start;
+    cache_live_.fetch_sub(1, std::memory_order_relaxed);
     ibv_dereg_mr((*victim)->mr);
     delete *victim;
     cache_.erase(victim);
@@ -358,35 +479,27 @@ Transport::CacheEntry *Transport::cache_lookup(Lane *, const void *p, size_t len
   auto *e = new CacheEntry{start, end, mr, 1, ++clock, false};
   cache_.push_back(e);
   cache_bytes_ += end - start;
+  cache_live_.fetch_add(1, std::memory_order_release);
+  // A release of these pages while ibv_reg_mr ran (this thread: deferred) kills the entry now.
+  take_deferred_locked();
+  if (e->dead) {
+    e->refs = 0;
+    reap_locked();
+    return nullptr;
+  }
   return e;
 }
 
 void Transport::cache_release(CacheEntry *e) {
-  std::lock_guard<std::mutex> lock(cache_mutex_);
-  if (--e->refs == 0 && e->dead) {
-    ibv_dereg_mr(e->mr);
-    delete e;
-  }
+  CacheLock lock(cache_mutex_, this);
+  if (--e->refs == 0 && e->dead) reap_locked();
 }
 
 void Transport::forget(const void *base, size_t length) {
   const auto a = reinterpret_cast<uintptr_t>(base);
-  std::lock_guard<std::mutex> lock(cache_mutex_);
-  for (auto it = cache_.begin(); it != cache_.end();) {
-    CacheEntry *e = *it;
-    if (e->start < a + length && a < e->end) {
-      cache_bytes_ -= e->end - e->start;
-      it = cache_.erase(it);
-      if (e->refs == 0) {
-        ibv_dereg_mr(e->mr);
-        delete e;
-      } else {
-        e->dead = true;
-      }
-    } else {
-      ++it;
-    }
-  }
+  CacheLock lock(cache_mutex_, this);
+  invalidate_locked(a, length > UINTPTR_MAX - a ? UINTPTR_MAX : a + length);
+  reap_locked();
 }
 
 // --- connection manager --------------------------------------------------------------------
@@ -591,7 +704,9 @@ bool Transport::connect_qp(ibv_qp *qp, uint32_t remote_qpn, const PeerAddress &p
     return false;
   attr.qp_state = IBV_QPS_RTS;
   attr.sq_psn = 0;
-  attr.timeout = 14;
+  // 4.096 us * 2^18 = 1.07 s per try (UCX's default is 1 s), 7 tries: a peer that is only
+  // slow (a loaded node, a 1 MiB zero-copy message through a software HCA) is not declared dead.
+  attr.timeout = 18;
   attr.retry_cnt = 7;
   attr.rnr_retry = 7;
   attr.max_rd_atomic = kInitiatorDepth;

@@ -22,17 +22,26 @@
 // port's max_msg_sz. A put of at most max_inline() bytes travels inline; a source in memory the
 // library registered (add_registered) goes zero-copy; other memory goes through the lane's
 // pre-registered bounce slots (copy the next chunk while the previous one is on the wire), or,
-// from kCacheThreshold bytes up, through a registration cache. Cache entries are whole pages,
-// reference-counted by the WQEs that use them; a lookup hits only an entry whose page range
-// covers the buffer (else it registers anew), and forget() drops every entry overlapping a range:
-// the library calls it when memory it knows of is freed or unmapped, which is what keeps a reused
-// address from hitting a stale registration (pinned old pages on real hardware). A blocking
-// zero-copy put waits for its completion; a bounce put returns once copied. A get into
+// from the cache threshold up (kCacheThreshold unless HOSHMEM_RC_CACHE_MIN says otherwise; 0:
+// off), through a registration cache. Cache entries are whole pages, reference-counted by the
+// WQEs that use them; a lookup hits only a live entry whose page range covers the buffer (else it
+// registers anew). A registration pins the pages it covers, so an address that comes back with
+// other pages (freed and allocated again, unmapped and mapped again) must never hit the old
+// entry: real hardware would move the old pages' bytes. So init() subscribes to the process's
+// memory-release events (lib/base/memory_events.h: libc's munmap, mremap, madvise, mmap and brk
+// are patched, which catches glibc's free, realloc and malloc_trim too), and every release marks
+// the entries overlapping it dead before the pages go; forget() does the same for a range the
+// caller names. A release arrives on whatever thread frees, maybe inside malloc: it never blocks
+// and never deregisters. It takes the cache lock only with try_lock, else (another thread, or
+// this one inside ibv_reg_mr, holds it) it leaves the range for the holder, which applies it
+// before any lookup; dead entries are deregistered by the next lookup or by their last release.
+// If the hooks cannot be installed (not glibc on x86-64, code not as expected, text not
+// writable), the cache stays off; if another library overwrites them later (checked at every
+// lookup), it drops every entry and stays off. SHMEM_INFO says which. The library's own heap and
+// globals are registered once (add_registered), never cached.
+// A blocking zero-copy put waits for its completion; a bounce put returns once copied. A get into
 // unregistered memory is copied out of its bounce slot when its completion is read.
-// The cache is off unless HOSHMEM_RC_CACHE_MIN sets its threshold: the library has no hooks on
-// the release of user memory yet (free, munmap), so it cannot call forget() for it, and a stale
-// entry would make real hardware move the old pages. The measured threshold (kCacheThreshold,
-// 256 KiB) is measured over softhca (rc_lanes_test --bench,
+// The threshold (kCacheThreshold, 256 KiB) is measured over softhca (rc_lanes_test --bench,
 // blocking put + quiet from malloc'ed memory, 2 loaded cores): a cache hit beats the bounce copy
 // by 10-25% from 64 KiB up, while a miss (register + deregister) costs 1.5-2x the bounce path;
 // real HCAs pin pages at registration, which only makes misses dearer, so caching starts where a
@@ -95,7 +104,9 @@ class Transport {
 
   // Creates lane 0 and the connection manager and starts its thread. `device` outlives this.
   // HOSHMEM_RC_VERBS=1 selects the plain-verbs path on an mlx5 device (and clears its masked
-  // atomics); HOSHMEM_RC_CACHE_MIN overrides the registration cache's threshold.
+  // atomics); HOSHMEM_RC_CACHE_MIN overrides the registration cache's threshold (0: off). With
+  // the cache on, subscribes to memory-release events (installing libc's hooks on first use);
+  // without them the cache stays off (cache_description() says why).
   bool init(ib::Device *device, int me, int npes, ErrorHandler on_error, std::string *why);
   PeerAddress address() const;
   void set_peer(int pe, const PeerAddress &address);
@@ -105,6 +116,7 @@ class Transport {
   // Memory the transport may use zero-copy (the library registers it and gives the lkey).
   void add_registered(const void *base, size_t length, uint32_t lkey);
   // Drops the registration cache's entries that overlap [base, base + length): memory freed.
+  // (Releases through libc are seen without it; this is for a range the caller knows of.)
   void forget(const void *base, size_t length);
 
   int open_lane(bool exclusive);  // -1 when no more lanes can be opened
@@ -139,8 +151,10 @@ class Transport {
   int connected_peers() const;  // lane 0
   bool raw_wqes() const { return raw_; }  // mlx5 WQEs (else ibv_post_send)
   // Unregistered transfers of at least this many bytes use the registration cache
-  // (HOSHMEM_RC_CACHE_MIN bytes; unset or 0: never).
+  // (kCacheThreshold, or HOSHMEM_RC_CACHE_MIN bytes; SIZE_MAX: off).
   size_t cache_threshold() const { return cache_min_; }
+  // One line for SHMEM_INFO: the threshold and how released memory is seen, or why it is off.
+  std::string cache_description() const;
   struct Stats {
     uint64_t cqes = 0, wqes = 0;          // completions read, WQEs completed (every lane)
     uint64_t cache_hits = 0, cache_misses = 0;
@@ -184,6 +198,13 @@ class Transport {
   uint32_t lkey_of(const void *p, size_t length) const;  // 0: not registered
   CacheEntry *cache_lookup(Lane *lane, const void *p, size_t length);
   void cache_release(CacheEntry *e);
+  // memory_events callback: marks what overlaps [base, base + length) dead, or defers it.
+  static void on_release(void *self, const void *base, size_t length);
+  void defer_release(uintptr_t start, uintptr_t end);
+  // With cache_mutex_ held: mark dead, apply the deferred releases, deregister the dead.
+  void invalidate_locked(uintptr_t start, uintptr_t end);
+  void take_deferred_locked();
+  void reap_locked();
   [[noreturn]] void fail(int pe, const char *cause);
   void rma(Lane *lane, int pe, bool write, void *local, size_t length,
            const ib::RemoteAddr &remote, bool nbi);
@@ -194,10 +215,11 @@ class Transport {
   uint32_t max_inline_ = 0;
   uint32_t max_msg_ = 0;
   bool raw_ = true;
-  // Off unless HOSHMEM_RC_CACHE_MIN is set: without hooks on the release of memory (munmap, free)
-  // a cached registration can outlive the pages it pinned, and real hardware would then move the
-  // old pages' bytes. kCacheThreshold is the measured size from which it pays.
-  size_t cache_min_ = SIZE_MAX;
+  // kCacheThreshold is the measured size from which the cache pays; SIZE_MAX: off (set to 0, or
+  // no memory-release hooks: a cached registration could then outlive the pages it pinned).
+  size_t cache_min_ = kCacheThreshold;
+  bool cache_hooked_ = false;  // subscribed to memory_events
+  std::string cache_off_;      // why the cache is off
   std::vector<PeerAddress> peers_;
   std::atomic<bool> failed_{false};
 
@@ -213,9 +235,22 @@ class Transport {
 
   // Registration cache, shared by the lanes (taken only for large unregistered transfers).
   std::mutex cache_mutex_;
-  std::vector<CacheEntry *> cache_;
-  size_t cache_bytes_ = 0;
+  std::vector<CacheEntry *> cache_;  // live and dead (still held by WQEs, or not yet reaped)
+  size_t cache_bytes_ = 0;           // live entries' pages
+  std::atomic<size_t> cache_live_{0};  // live entries: a release with nothing to hit returns
+  bool hooks_lost_ = false;          // another library replaced the hooks: everything dropped
   std::atomic<uint64_t> cache_hits_{0}, cache_misses_{0};
+  // Releases that found cache_mutex_ taken, for its holder (or the next lookup) to apply; when
+  // full, or contended for long, everything is dropped instead (always correct).
+  static constexpr unsigned kDeferred = 32;
+  std::atomic_flag deferred_lock_;  // clear (C++20)
+  struct Range {
+    uintptr_t start, end;
+  };
+  Range deferred_[kDeferred];
+  unsigned ndeferred_ = 0;
+  std::atomic<bool> deferred_any_{false}, deferred_all_{false};
+  friend struct CacheTestAccess;  // test/ib/rc_lanes_test.cc holds cache_mutex_ to force deferral
 
   // Connection manager side
   ibv_comp_channel *cm_channel_ = nullptr;
