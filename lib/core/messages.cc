@@ -262,6 +262,10 @@ void messages_get(int pe, void *dest, const void *sym, size_t bytes, bool nbi) {
   g_ud->get(pe, dest, sym, bytes, nbi);
 }
 
+void messages_closing() {
+  if (g_ud) g_ud->transport.closing();
+}
+
 void messages_stop() {
   if (peer::routes.network == g_network) peer::routes.network = nullptr;
   delete g_network;

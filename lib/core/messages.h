@@ -26,6 +26,8 @@ atomics::AtomicBackend *messages_start(Bootstrap &boot, bool rma_over_ud);
 // RMA over UD with PE `pe` of another node, as rdma_put/rdma_get (rdma.h) over RC.
 void messages_put(int pe, void *sym, const void *source, size_t bytes);
 void messages_get(int pe, void *dest, const void *sym, size_t bytes, bool nbi);
+// Finalize, after its quiet and barrier: a peer that stops answering is closing, not dead.
+void messages_closing();
 void messages_stop();
 // What waits serve while they poll (WaitPolicy::serve, serve_thread); nullptr when not running.
 progress::Source *messages_source();

@@ -229,6 +229,7 @@ void runtime_finalize() {
     // PE destroys the queue pairs they travel on: a write to a destroyed QP fails at the sender.
     rt.remote_atomics->quiet();
     rt.boot->barrier();
+    messages_closing();
   }
   rt.remote_atomics = nullptr;
   rt.wait.serve = nullptr;

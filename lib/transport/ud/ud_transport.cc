@@ -243,6 +243,7 @@ void Transport::on_reply(uint64_t token, const void *reply, size_t len) {
 }
 
 void Transport::on_peer_failed(int peer) {
+  if (closing_.load(std::memory_order_acquire)) return;
   const ud::Stats &st = engine_->stats();
   char cause[256];
   snprintf(cause, sizeof cause,

@@ -72,6 +72,10 @@ class Transport final : public progress::Source, private Callbacks {
   // nullptr when there is none.
   progress::Thread *thread() { return thread_.running() ? &thread_ : nullptr; }
   const Options &options() const { return options_; }
+  // Every PE's requests are complete (finalize's quiet and barrier): peers may now close their
+  // queue pairs at any time, so one that stops answering is no longer an error (a reply still
+  // cached for it would otherwise be resent until the give-up time and stop the job).
+  void closing() { closing_.store(true, std::memory_order_release); }
   // Stops the thread and releases everything; outstanding requests are dropped.
   void shutdown();
 
@@ -143,6 +147,7 @@ class Transport final : public progress::Source, private Callbacks {
   std::unique_ptr<Endpoint> engine_;
   long deadline_ns_ = -1;                // from the engine's last poll
   std::atomic<uint64_t> outstanding_{0};  // requests sent and not complete
+  std::atomic<bool> closing_{false};
   std::vector<Pending *> pool_;          // free call_nbi records
   progress::Thread thread_;
 };
