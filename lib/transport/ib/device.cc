@@ -260,6 +260,19 @@ ibv_qp *Device::create_ud_qp(ibv_cq *send_cq, ibv_cq *recv_cq, uint32_t depth, u
   return qp;
 }
 
+void AddressHandles::reset(const Device *device, size_t peers) {
+  for (ibv_ah *ah : handles_)
+    if (ah) ibv_destroy_ah(ah);
+  device_ = device;
+  handles_.assign(peers, nullptr);
+}
+
+ibv_ah *AddressHandles::get(int peer, uint16_t lid, const ibv_gid &gid) {
+  ibv_ah *&ah = handles_[static_cast<size_t>(peer)];
+  if (!ah) ah = device_->create_ah(lid, gid);
+  return ah;
+}
+
 std::string Device::describe() const {
   char gid[64] = "";
   if (roce()) snprintf(gid, sizeof gid, ", RoCE v2 GID index %d", gid_index_);

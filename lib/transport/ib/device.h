@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace hoshmem::ib {
 
@@ -89,6 +90,23 @@ class Device {
   ibv_gid gid_{};
   bool mlx5_ = false;
   AtomicCaps caps_;
+};
+
+// Address handles for datagrams, one per peer, made on first use.
+class AddressHandles {
+ public:
+  explicit AddressHandles(const Device *device = nullptr, size_t peers = 0) { reset(device, peers); }
+  AddressHandles(const AddressHandles &) = delete;
+  AddressHandles &operator=(const AddressHandles &) = delete;
+  ~AddressHandles() { reset(nullptr, 0); }
+  // Destroys every handle; then `peers` empty slots on `device`.
+  void reset(const Device *device, size_t peers);
+  // The handle for `peer` at `lid`/`gid` (made now if it is the first); nullptr on failure.
+  ibv_ah *get(int peer, uint16_t lid, const ibv_gid &gid);
+
+ private:
+  const Device *device_ = nullptr;
+  std::vector<ibv_ah *> handles_;
 };
 
 }  // namespace hoshmem::ib

@@ -130,7 +130,7 @@ bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error
   max_msg_ = dev_->port_attr().max_msg_sz ? dev_->port_attr().max_msg_sz : (1u << 30);
   ibv_context *ctx = dev_->context();
   peers_.assign(static_cast<size_t>(npes), PeerAddress{});
-  ahs_.assign(static_cast<size_t>(npes), nullptr);
+  ahs_.reset(dev_, static_cast<size_t>(npes));
   lanes_.resize(kMaxLanes);
 
   passive_cq_ = ibv_create_cq(ctx, 16, nullptr, nullptr, 0);
@@ -284,9 +284,7 @@ void Transport::shutdown() {
   cache_.clear();
   cache_bytes_ = 0;
   cache_live_ = 0;
-  for (ibv_ah *ah : ahs_)
-    if (ah) ibv_destroy_ah(ah);
-  ahs_.clear();
+  ahs_.reset(dev_, 0);
   if (cm_qp_) ibv_destroy_qp(cm_qp_);
   if (cm_mr_) ibv_dereg_mr(cm_mr_);
   if (cm_cq_) ibv_destroy_cq(cm_cq_);
@@ -515,12 +513,8 @@ void Transport::post_cm_receive(unsigned slot) {
 }
 
 ibv_ah *Transport::ah_for(int pe) {
-  ibv_ah *&ah = ahs_[static_cast<size_t>(pe)];
-  if (!ah) {
-    const PeerAddress &peer = peers_[static_cast<size_t>(pe)];
-    ah = dev_->create_ah(peer.lid, peer.gid);
-  }
-  return ah;
+  const PeerAddress &peer = peers_[static_cast<size_t>(pe)];
+  return ahs_.get(pe, peer.lid, peer.gid);
 }
 
 void Transport::send_cm(int pe, uint8_t type, uint16_t lane, uint32_t qpn, uint32_t answers) {

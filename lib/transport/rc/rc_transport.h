@@ -258,7 +258,7 @@ class Transport {
   ibv_qp *cm_qp_ = nullptr;
   ibv_mr *cm_mr_ = nullptr;
   uint8_t *cm_buf_ = nullptr;  // receive slots
-  std::vector<ibv_ah *> ahs_;
+  ib::AddressHandles ahs_;
   ibv_cq *passive_cq_ = nullptr;  // responder-only QPs of other PEs' lanes
   struct Passive {
     ibv_qp *qp;

@@ -62,7 +62,7 @@ bool Transport::init(ib::Device *device, int me, int npes, const Options &option
   on_error_ = on_error;
   datagram_bytes_ = mtu_bytes(dev_->port_attr().active_mtu);
   peers_.assign(static_cast<size_t>(npes), PeerAddress{});
-  ahs_.assign(static_cast<size_t>(npes), nullptr);
+  ahs_.reset(dev_, static_cast<size_t>(npes));
 
   ibv_context *ctx = dev_->context();
   channel_ = ibv_create_comp_channel(ctx);
@@ -116,8 +116,7 @@ void Transport::start() {
 void Transport::shutdown() {
   thread_.stop();
   engine_.reset();
-  for (ibv_ah *&ah : ahs_)
-    if (ah) ibv_destroy_ah(ah), ah = nullptr;
+  ahs_.reset(dev_, 0);
   if (qp_) ibv_destroy_qp(qp_), qp_ = nullptr;
   if (send_cq_) ibv_destroy_cq(send_cq_), send_cq_ = nullptr;
   if (recv_cq_) ibv_destroy_cq(recv_cq_), recv_cq_ = nullptr;
@@ -305,12 +304,8 @@ void Transport::post_receive(unsigned slot) {
 }
 
 ibv_ah *Transport::ah_for(int pe) {
-  ibv_ah *&ah = ahs_[static_cast<size_t>(pe)];
-  if (!ah) {
-    const PeerAddress &peer = peers_[static_cast<size_t>(pe)];
-    ah = dev_->create_ah(peer.lid, peer.gid);
-  }
-  return ah;
+  const PeerAddress &peer = peers_[static_cast<size_t>(pe)];
+  return ahs_.get(pe, peer.lid, peer.gid);
 }
 
 void Transport::arm() {

@@ -141,7 +141,7 @@ class Transport final : public progress::Source, private Callbacks {
   int stop_fd_ = -1;  // eventfd: interrupt()
 
   std::vector<PeerAddress> peers_;
-  std::vector<ibv_ah *> ahs_;
+  ib::AddressHandles ahs_;
 
   SpinLock lock_;
   std::unique_ptr<Endpoint> engine_;
