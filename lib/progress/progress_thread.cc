@@ -10,7 +10,7 @@ void Thread::start(Source *source) {
   source_ = source;
   stopping_.store(false);
   thread_ = std::thread([this] { loop(); });
-  pthread_setname_np(thread_.native_handle(), "hoshmem-progress");
+  pthread_setname_np(thread_.native_handle(), "shmem-progress");  // 15 characters at most
 }
 
 void Thread::stop() {
@@ -30,9 +30,10 @@ uint64_t monotonic_ns() {
 
 Thread::Polling::~Polling() {
   if (t_.polling_.fetch_sub(1, std::memory_order_acq_rel) == 1 && t_.running()) {
-    // Hand arrivals back to the thread: arm, then serve what came before the arm; and its
-    // timers (an ack owed, a reply to resend) if they are due before it would wake.
-    t_.source_->arm();
+    // Hand the work back to the thread. Arrivals: if none woke it during the scope, the channel
+    // is still armed; if one did, the thread looks every kPollingCheckNs and re-arms at its next
+    // look (arming here would cost it a wake-up at every arrival while this thread goes in and
+    // out of calls). Timers (a request to resend): wake it if they are due before it would.
     t_.source_->serve();
     if (const long due = t_.source_->next_deadline_ns(); due >= 0) t_.due_in(due);
   }

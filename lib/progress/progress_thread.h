@@ -8,9 +8,10 @@
 //
 // While the application thread polls the transport itself (a quiet, a fetching AMO: a Polling
 // scope), the thread leaves the work to it: it does not re-arm, so arrivals do not wake it, and
-// it only looks every kPollingCheckNs whether the scope has ended. The scope's end re-arms and
-// serves once, which hands arrivals back to the thread. The application's path takes no lock of
-// the thread's: a scope is one atomic increment and decrement.
+// it only looks every kPollingCheckNs whether the scope has ended, and then re-arms. The scope's
+// end serves once and wakes the thread only for a timer due before its next look. The
+// application's path takes no lock of the thread's: a scope is one atomic increment and
+// decrement.
 #pragma once
 
 #include <atomic>

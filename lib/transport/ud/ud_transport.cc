@@ -95,6 +95,7 @@ bool Transport::init(ib::Device *device, int me, int npes, const Options &option
   config.rto_ns = options.rto_ns;
   config.rto_max_ns = std::max(config.rto_max_ns, options.rto_ns);
   config.give_up_ns = options.give_up_ns;
+  config.ack_delay_ns = options.ack_delay_ns;
   config.max_reply = config.max_window * (config.mtu - kHeaderBytes);
   engine_ = std::make_unique<Endpoint>(config, static_cast<Callbacks &>(*this));
   max_message_ = config.max_reply;
