@@ -9,8 +9,10 @@
  * The child waits for a request in one of two ways:
  *   poll    ibv_poll_cq in a loop (a responder that spins: the best case)
  *   event   ibv_poll_cq, else ibv_req_notify_cq, poll again, else block in ibv_get_cq_event on
- *           the CQ's completion channel (a responder that sleeps until a datagram arrives: what
- *           hoshmem's progress thread does)
+ *           the CQ's completion channel (a responder that sleeps until a datagram arrives)
+ *   ppoll   as event, but block in ppoll(2) on the channel's fd and call ibv_get_cq_event once it
+ *           is readable: what hoshmem's progress thread does (it also waits for an eventfd and a
+ *           timeout); ping-pong of 8 and 64 B and the rate
  * and two more change the requester, not the responder (which polls), ping-pong of 8 and 64 B:
  *   yield   the requester calls sched_yield after every ibv_poll_cq that found nothing (as
  *           hoshmem's blocking calls do while they wait)
@@ -143,17 +145,21 @@ static void wait_answer(void *out) {
 /* the child: answers every request with the same bytes until STOP */
 static void responder(void) {
   static uint8_t msg[8192];
-  int event = 0;
+  uint32_t mode = 0; /* 0 poll, 1 event, 2 ppoll */
   for (;;) {
     struct ibv_wc wc[16];
     int n = ibv_poll_cq(recv_cq, 16, wc);
     if (n < 0) die("ibv_poll_cq failed");
-    if (n == 0 && event) {
+    if (n == 0 && mode != 0) {
       if (ibv_req_notify_cq(recv_cq, 0)) die("ibv_req_notify_cq failed");
       n = ibv_poll_cq(recv_cq, 16, wc);
       if (n == 0) {
         struct ibv_cq *cq;
         void *cq_context;
+        if (mode == 2) { /* sleep in ppoll on the channel's fd first */
+          struct pollfd fd = {channel->fd, POLLIN, 0};
+          if (ppoll(&fd, 1, NULL, NULL) < 0) die("ppoll failed");
+        }
         if (ibv_get_cq_event(channel, &cq, &cq_context)) die("ibv_get_cq_event failed");
         ibv_ack_cq_events(cq, 1);
         continue;
@@ -166,7 +172,7 @@ static void responder(void) {
       if (len == 4 && word == STOP) return;
       if (len == 8 && word == MODE) {
         memcpy(&word, msg + 4, 4);
-        event = word != 0;
+        mode = word;
       }
       send_bytes(msg, len);
     }
@@ -317,13 +323,14 @@ int main(int argc, char **argv) {
   static uint8_t msg[8192], answer[8192];
   memset(msg, 0x5a, sizeof msg);
   printf("mtu %zu\n", mtu);
-  const char *modes[] = {"poll", "event"};
-  for (uint32_t mode = 0; mode < 2; mode++) {
+  const char *modes[] = {"poll", "event", "ppoll"};
+  for (uint32_t mode = 0; mode < 3; mode++) {
     uint32_t set[2] = {MODE, mode};
     send_bytes(set, sizeof set);
     wait_answer(answer);
     double t;
-    for (uint32_t size = 8; size <= mtu; size = size * 8 > mtu && size < mtu ? (uint32_t)mtu : size * 8) {
+    const uint32_t last = mode == 2 ? 64 : (uint32_t)mtu; /* ppoll: 8 and 64 B */
+    for (uint32_t size = 8; size <= last; size = size * 8 > last && size < last ? last : size * 8) {
       BEST(t, iters, ping_pong(iters, size, msg, answer));
       printf("pp %s %u %.0f %.0f\n", modes[mode], size, t / 2, t);
       fflush(stdout);
