@@ -7,6 +7,7 @@
 #   perf/hw/ud.sh [ITERATIONS]       (default 1000; UD_BATCH=64 AMO rate batch, UD_RMA_BATCH=16
 #                                     bandwidth batch, UD_WINDOW=32 verbs requests in flight,
 #                                     UD_IDLE_S=3 idle interval, UD_STALL_MS=1000 bounded stall,
+#                                     UD_PASSES=2 runs of every AMO job,
 #                                     UD_PREFIX=dir: an installed hoshmem instead of building one)
 #
 # Every hoshmem run: perf/hw/ud_amo.c on 2 PEs, HOSHMEM_PES_PER_NODE=1 (each PE a node of its
@@ -15,7 +16,9 @@
 # test/softhca/with-softhca in a fabric of its own. PE 0 drives, PE 1 is the target. Every value
 # is the best of 5 timed loops after one untimed; a loop is ITERATIONS long (sizes above 8 KiB:
 # ITERATIONS * 8 KiB / size) but cut to ~200 ms at the untimed loop's speed (at least 20
-# iterations), so that a slow state does not make the run last minutes.
+# iterations), so that a slow state does not make the run last minutes. Every AMO job runs
+# UD_PASSES times (the passes interleaved): the AMO tables show the best pass ("hoshmem", the
+# ratios use it) and the worst ("worst"), since a whole job is sometimes slow in every row.
 #
 # 1. AMOs over UD (64-bit, on a word of PE 1):
 #    latency  fetch_add = shmem_long_atomic_fetch_add (blocking), add = shmem_long_atomic_add +
@@ -40,8 +43,11 @@
 #    limit    perf/hw/verbs_ud.c, two processes (nodes), one UD QP each, pinned to CPUs 0 and 1:
 #             the round trip of a 64-byte datagram and its same-size answer (an AMO request is a
 #             56-byte datagram, its reply 32), the responder polling its CQ ("poll") or blocked in
-#             ibv_get_cq_event on its completion channel ("event", what the progress thread
-#             does); the rate limit: 8-byte requests, UD_WINDOW in flight, a new one per answer.
+#             ibv_get_cq_event on its completion channel ("event"); the rate limit: 8-byte
+#             requests, UD_WINDOW in flight, a new one per answer. In the verbs table also
+#             "ppoll": the responder blocks in ppoll on the channel's fd before ibv_get_cq_event,
+#             as hoshmem's progress thread does (the model hands its inbox back to its own thread
+#             only in ibv_get_cq_event, so this order can cost more on softhca).
 #             Two more requester variants (responder polling), in the verbs table: "yield"
 #             (sched_yield after every empty poll, as hoshmem's blocking calls wait) and "armed"
 #             (as yield, plus the receive CQ armed before each request and a second thread taking
@@ -66,8 +72,8 @@
 #    utime+stime (the RDMA model's own threads included). The thread is found by its name
 #    "hoshmem-progress" in /proc/self/task/*/comm or, if no thread has that name, as the thread
 #    blocked in ppoll on 2 descriptors (the "found by" column).
-# 4. The verbs ping-pong itself, 8 B .. the port's MTU: one-way latency (RTT/2) and RTT, both
-#    responder modes, the two requester variants (8 and 64 B), and the rates.
+# 4. The verbs ping-pong itself, 8 B .. the port's MTU: one-way latency (RTT/2) and RTT, the
+#    responder modes (ppoll: 8 and 64 B), the two requester variants (8 and 64 B), and the rates.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 iters=${1:-1000}
@@ -76,6 +82,7 @@ rma_batch=${UD_RMA_BATCH:-16}
 window=${UD_WINDOW:-32}
 idle_s=${UD_IDLE_S:-3}
 stall_ms=${UD_STALL_MS:-1000}
+passes=${UD_PASSES:-2}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -127,18 +134,20 @@ run info "$work/info" 60 SHMEM_INFO=1 -- info || true
 grep -E '^  (atomicity mode|RDMA device|transport):|^  HOSHMEM_(UD_[A-Z_]+|TRANSPORT|WAIT) ' \
   "$work/info" | sed 's/^  /   /' | cut -c1-200 || true
 
-for state in lib sleep compute; do
-  echo "== hoshmem AMOs over UD, target $state, progress threads on both PEs"
-  run "amo $state" "$work/amo.both.$state" 180 -- amo "$state" "$iters" "$batch" || true
+for pass in $(seq 1 "$passes"); do
+  for state in lib sleep compute; do
+    echo "== pass $pass: hoshmem AMOs over UD, target $state, progress threads on both PEs"
+    run "amo $state" "$work/amo.both.$state.$pass" 180 -- amo "$state" "$iters" "$batch" || true
+  done
+  for state in lib sleep compute; do
+    echo "== pass $pass: hoshmem AMOs over UD, target $state, progress thread on PE 1 only"
+    run "amo $state, thread on PE 1" "$work/amo.pe1.$state.$pass" 180 \
+      PE0_ENV=HOSHMEM_UD_PROGRESS_THREAD=0 -- amo "$state" "$iters" "$batch" || true
+  done
+  echo "== pass $pass: hoshmem AMOs over UD, target lib, HOSHMEM_UD_PROGRESS_THREAD=0 (no thread)"
+  run "amo lib, no thread" "$work/amo.none.lib.$pass" 180 HOSHMEM_UD_PROGRESS_THREAD=0 -- \
+    amo lib "$iters" "$batch" || true
 done
-for state in lib sleep compute; do
-  echo "== hoshmem AMOs over UD, target $state, progress thread on PE 1 only"
-  run "amo $state, thread on PE 1" "$work/amo.pe1.$state" 180 \
-    PE0_ENV=HOSHMEM_UD_PROGRESS_THREAD=0 -- amo "$state" "$iters" "$batch" || true
-done
-echo "== hoshmem AMOs over UD, target lib, HOSHMEM_UD_PROGRESS_THREAD=0 (no thread)"
-run "amo lib, no thread" "$work/amo.none.lib" 180 HOSHMEM_UD_PROGRESS_THREAD=0 -- \
-  amo lib "$iters" "$batch" || true
 for state in sleep compute; do
   echo "== no progress thread, target $state for ${stall_ms} ms (bounded), one fetch-add"
   run "stall $state" "$work/stall.$state" 60 HOSHMEM_UD_PROGRESS_THREAD=0 -- \
@@ -171,6 +180,9 @@ cat "$work"/amo.* "$work"/stall.* "$work"/rma.* "$work/idle" 2>/dev/null | grep 
 # value FILE KIND NAME WHAT: the 4th field of the first line "KIND NAME WHAT v"
 value() { [ -f "$1" ] && awk -v k="$2" -v n="$3" -v w="$4" '$1 == k && $2 == n && $3 == w {
   print $4; exit }' "$1" || true; }
+# over FILE_PREFIX KIND NAME WHAT min|max: the smallest or largest value over the passes
+over() { for f in "$1".*; do value "$f" "$2" "$3" "$4"; done | awk -v m="$5" 'NF {
+  if (n++ == 0 || (m == "min" ? $1 < v : $1 > v)) v = $1 } END { if (n) print v }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-";
   else printf "%.2f\n", a / b }'; }
 orr() { [ -n "$1" ] && echo "$1" || echo -; }
@@ -186,14 +198,15 @@ rate_event=$(awk '$1 == "rate" && $2 == "event" { print $4 }' "$work/verbs" 2>/d
 
 echo
 echo "AMOs over UD, 8 bytes: latency (ns); limit = verbs UD round trip of 64 B (responder polling: rtt poll; blocked on its channel: rtt event)"
-printf '%-13s %-20s %7s %10s %10s %9s %10s %9s\n' operation target threads hoshmem "rtt poll" \
-  hosh/rtt "rtt event" hosh/rtt
+printf '%-13s %-20s %7s %9s %9s %9s %9s %9s %9s\n' operation target threads hoshmem worst \
+  "rtt poll" hosh/rtt "rtt event" hosh/rtt
 for op in fetch_add add compare_swap; do
   for run_ in $runs; do
     t=${run_%%.*} s=${run_#*.}
-    v=$(value "$work/amo.$run_" lat "$op" "$s")
-    printf '%-13s %-20s %7s %10s %10s %9s %10s %9s\n' "$op" "$(state_name "$s")" \
-      "$(threads_name "$t")" "$(orr "$v")" "$(orr "$rtt_poll")" \
+    v=$(over "$work/amo.$run_" lat "$op" "$s" min)
+    w=$(over "$work/amo.$run_" lat "$op" "$s" max)
+    printf '%-13s %-20s %7s %9s %9s %9s %9s %9s %9s\n' "$op" "$(state_name "$s")" \
+      "$(threads_name "$t")" "$(orr "$v")" "$(orr "$w")" "$(orr "$rtt_poll")" \
       "$(ratio "$v" "$rtt_poll")" "$(orr "$rtt_event")" "$(ratio "$v" "$rtt_event")"
   done
 done
@@ -212,31 +225,34 @@ done
 
 echo
 echo "AMOs over UD, 8 bytes: rate (Mops/s), $batch back to back then quiet; limit = verbs, $window requests in flight"
-printf '%-13s %-20s %7s %10s %10s %9s %10s %9s\n' operation target threads hoshmem "verbs poll" \
-  hosh/verbs "verbs event" hosh/verbs
+printf '%-13s %-20s %7s %9s %9s %9s %9s %9s %9s\n' operation target threads hoshmem worst \
+  "verbs pl" hosh/verbs "verbs ev" hosh/verbs
 for op in fetch_add add compare_swap; do
   for run_ in $runs; do
     t=${run_%%.*} s=${run_#*.}
-    v=$(value "$work/amo.$run_" rate "$op" "$s")
-    printf '%-13s %-20s %7s %10s %10s %9s %10s %9s\n' "$op" "$(state_name "$s")" \
-      "$(threads_name "$t")" "$(orr "$v")" "$(orr "$rate_poll")" \
+    v=$(over "$work/amo.$run_" rate "$op" "$s" max)
+    w=$(over "$work/amo.$run_" rate "$op" "$s" min)
+    printf '%-13s %-20s %7s %9s %9s %9s %9s %9s %9s\n' "$op" "$(state_name "$s")" \
+      "$(threads_name "$t")" "$(orr "$v")" "$(orr "$w")" "$(orr "$rate_poll")" \
       "$(ratio "$v" "$rate_poll")" "$(orr "$rate_event")" "$(ratio "$v" "$rate_event")"
   done
 done
 
 echo
 echo "progress threads during the AMO runs (wake-ups = voluntary context switches; CPU = schedstat run time / wall time)"
-printf '%-20s %7s %10s %12s %8s %12s %8s\n' target threads "wall ms" "PE 0 wk/s" "PE 0 CPU" \
-  "PE 1 wk/s" "PE 1 CPU"
+printf '%-20s %7s %4s %10s %12s %8s %12s %8s\n' target threads pass "wall ms" "PE 0 wk/s" \
+  "PE 0 CPU" "PE 1 wk/s" "PE 1 CPU"
 for run_ in $runs; do
   t=${run_%%.*} s=${run_#*.}
-  [ -f "$work/amo.$run_" ] || continue
-  awk -v s="$(state_name "$s")" -v t="$(threads_name "$t")" '
-    $1 == "thread" { wall[$3] = $6; wk[$3] = $4; cpu[$3] = $5 }
-    function rate(pe) { return wk[pe] == "-" || wall[pe] == 0 ? "-" : sprintf("%.0f", wk[pe] * 1000 / wall[pe]) }
-    function pct(pe) { return cpu[pe] == "-" || wall[pe] == 0 ? "-" : sprintf("%.1f%%", 100 * cpu[pe] / wall[pe]) }
-    END { printf "%-20s %7s %10s %12s %8s %12s %8s\n", s, t, wall[0], rate(0), pct(0), rate(1), pct(1) }' \
-    "$work/amo.$run_"
+  for pass in $(seq 1 "$passes"); do
+    [ -f "$work/amo.$run_.$pass" ] || continue
+    awk -v s="$(state_name "$s")" -v t="$(threads_name "$t")" -v p="$pass" '
+      $1 == "thread" { wall[$3] = $6; wk[$3] = $4; cpu[$3] = $5 }
+      function rate(pe) { return wk[pe] == "-" || wall[pe] == 0 ? "-" : sprintf("%.0f", wk[pe] * 1000 / wall[pe]) }
+      function pct(pe) { return cpu[pe] == "-" || wall[pe] == 0 ? "-" : sprintf("%.1f%%", 100 * cpu[pe] / wall[pe]) }
+      END { printf "%-20s %7s %4s %10s %12s %8s %12s %8s\n", s, t, p, wall[0], rate(0), pct(0), rate(1), pct(1) }' \
+      "$work/amo.$run_.$pass"
+  done
 done
 
 echo
@@ -269,15 +285,15 @@ awk '$1 == "idle" { line[$2, $3] = sprintf("%-18s %3s %8s %11s %11s %8s %9s %12s
 
 echo
 echo "verbs UD ping-pong (verbs_ud, the limit), ns; requester polling unless yield/armed; rates in Mops/s ($window in flight)"
-printf '%-8s %11s %11s %11s %11s %11s %11s\n' size "poll 1-way" "poll rtt" "event 1-way" \
-  "event rtt" "yield rtt" "armed rtt"
+printf '%-8s %11s %11s %11s %11s %11s %11s %11s\n' size "poll 1-way" "poll rtt" "event 1-way" \
+  "event rtt" "ppoll rtt" "yield rtt" "armed rtt"
 awk '$1 == "pp" { rtt[$2, $3] = $5; one[$2, $3] = $4
     if (!($3 in seen)) { seen[$3] = 1; order[n++] = $3 } }
   $1 == "rate" { r[$2] = $4 }
   function v(x) { return x == "" ? "-" : x }
   END {
     for (i = 0; i < n; i++) { s = order[i]
-      printf "%-8s %11s %11s %11s %11s %11s %11s\n", s " B", v(one["poll", s]), v(rtt["poll", s]),
-        v(one["event", s]), v(rtt["event", s]), v(rtt["yield", s]), v(rtt["armed", s]) }
-    printf "%-8s %11s %11s %11s %11s\n", "rate 8 B", v(r["poll"]), "", v(r["event"]), ""
+      printf "%-8s %11s %11s %11s %11s %11s %11s %11s\n", s " B", v(one["poll", s]), v(rtt["poll", s]),
+        v(one["event", s]), v(rtt["event", s]), v(rtt["ppoll", s]), v(rtt["yield", s]), v(rtt["armed", s]) }
+    printf "%-8s %11s %11s %11s %11s %11s\n", "rate 8 B", v(r["poll"]), "", v(r["event"]), "", v(r["ppoll"])
   }' "$work/verbs" 2>/dev/null
