@@ -58,7 +58,7 @@ class Transport final : public progress::Source, private Callbacks {
   struct Options {
     uint32_t window = 32;                    // datagrams in flight per peer
     uint64_t rto_ns = 1'000'000;             // first retransmission timeout
-    uint64_t give_up_ns = 4'000'000'000;     // a silent peer is dead after this
+    uint64_t give_up_ns = 30'000'000'000;    // a silent peer is dead after this
     // A standalone ack goes out this long after a request when nothing carried it. 0: at the end
     // of the pass that received the request (one cumulative ack for everything that pass read),
     // so a quiet waits a round trip, not a round trip plus a delay and a timer's wake-up.
