@@ -1,10 +1,19 @@
 #include "lib/coll/barrier.h"
 
+#include <time.h>
+
 #include "lib/base/error.h"
 #include "lib/coll/collectives.h"
 #include "lib/transport/net/peer.h"
 
 namespace hoshmem {
+namespace {
+uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+}  // namespace
 
 void WorldBarrier::setup(int me, std::vector<shm::ControlBlock *> controls,
                          const WaitPolicy *policy) {
@@ -92,13 +101,25 @@ void WorldBarrier::run(const char *check) {
   mine->barriers_entered.value.store(epoch, std::memory_order_relaxed);
   auto wait = [&](auto &&ready) {
     if (!check) return wait_until_ready(*policy_, mine, shm::kSleepForSync, ready);
+    // A stray sender is reported once it has looked stray for kStrayNs without a break: a peer
+    // of another node whose last message of a collective we both finished lands late (over UD
+    // it is executed when the receiver serves it) looks stray for a moment; a peer really in
+    // another collective looks stray for good.
+    constexpr uint64_t kStrayNs = 100'000'000;
+    int stray = -1;
+    uint64_t stray_since = 0;
     wait_until_ready(*policy_, mine, shm::kSleepForSync, [&] {
       if (ready()) return true;
-      if (const int pe = stray_active_set_sender(epoch); pe >= 0) [[unlikely]]
+      const int pe = stray_active_set_sender(epoch);
+      if (pe < 0 || pe != stray) {
+        stray = pe;
+        stray_since = monotonic_ns();
+      } else if (monotonic_ns() - stray_since >= kStrayNs) [[unlikely]] {
         fatal(check,
               "PE %d is still in an active-set collective that this PE did not call with the "
               "same (PE_start, logPE_stride, PE_size)",
               pe);
+      }
       return false;
     });
   };
