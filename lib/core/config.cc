@@ -44,9 +44,13 @@ constexpr Variable kVariables[] = {
     {"HOSHMEM_WAIT", nullptr, "auto", "auto, spin, yield or sleep",
      "how a waiting PE waits: auto spins when every PE has a core, else yields then sleeps"},
     {"HOSHMEM_TRANSPORT", nullptr, "auto", "auto, rc, dc or ud",
-     "inter-node transport (and, in all-HW mode, the one HCA loopback uses): auto = rc; ud "
-     "(all-SW mode only): puts, gets and AMOs to other nodes as UD messages, one queue pair per "
-     "PE; in all-SW mode AMOs are UD messages either way; dc is not built yet"},
+     "inter-node transport (and, in all-HW mode, the one HCA loopback uses): auto = dc when "
+     "every PE's device has DC and the job has at least 64 PEs, else rc; ud (all-SW mode "
+     "only): puts, gets and AMOs to other nodes as UD messages, one queue pair per PE; in "
+     "all-SW mode AMOs are UD messages either way"},
+    {"HOSHMEM_DCI_COUNT", nullptr, "8", "1 to 64",
+     "DC: initiators per context (the default context's and each context's own); a peer keeps "
+     "one while it has operations outstanding"},
     {"HOSHMEM_DEVICE", nullptr, "", "a device name, optionally with :port (e.g. mlx5_0:1)",
      "the RDMA device and port (default: the first active port of any device)"},
     {"HOSHMEM_PES_PER_NODE", nullptr, "0", "0 (as the launcher says) or a PE count",
@@ -146,6 +150,10 @@ Config load_config() {
   c.wait = choice_var("HOSHMEM_WAIT", {"auto", "spin", "yield", "sleep"});
   c.transport = choice_var("HOSHMEM_TRANSPORT", {"auto", "rc", "dc", "ud"});
   c.device = raw(variable("HOSHMEM_DEVICE"), &unused_source);  // checked when it is opened
+  c.dci_count = parsed_var("HOSHMEM_DCI_COUNT", [](const char *text) {
+    auto n = parse_uint(text);
+    return n && *n >= 1 && *n <= 64 ? n : std::nullopt;
+  });
   c.pes_per_node = parsed_var("HOSHMEM_PES_PER_NODE", [](const char *text) {
     auto k = parse_uint(text);
     return k && *k <= (1u << 30) ? k : std::nullopt;

@@ -21,6 +21,7 @@ struct Config {
   std::string put_copy;       // HOSHMEM_PUT_COPY: auto | avx512 | avx2 | sse2
   std::string device;         // HOSHMEM_DEVICE: name[:port], empty for the first active port
   std::string transport;      // HOSHMEM_TRANSPORT: auto | rc | dc | ud
+  uint64_t dci_count;         // HOSHMEM_DCI_COUNT: DC initiators per lane
   uint64_t pes_per_node;      // HOSHMEM_PES_PER_NODE (0: as the launcher places them)
   uint64_t ud_window;         // HOSHMEM_UD_WINDOW: datagrams in flight per peer
   uint64_t ud_rto_us;         // HOSHMEM_UD_RTO_US: first retransmission timeout

@@ -20,8 +20,9 @@ constexpr char kSegmentsKey[] = "hoshmem.rdma.seg";
 struct ProbeRecord {
   uint8_t reachable;  // the device and RC are open
   uint8_t capable;    // and it has HCA atomics
-  rc::PeerAddress address;
+  rc::PeerAddress address;  // address.dct: its DC target (0: none)
   char why_not[96];  // when not capable: why (for the error the other PEs report)
+  char no_dc[96];    // when it has no DC target (and one was asked for): why
 };
 
 struct SegmentRecord {  // where a PE's segments are and their keys: O(1) per PE
@@ -36,7 +37,9 @@ struct SegmentRecord {  // where a PE's segments are and their keys: O(1) per PE
 // The AMO backend of the all-HW mode and of other nodes, and the network of peer.h.
 class Rdma final : public atomics::AtomicBackend, public peer::Network {
  public:
-  const char *name() const override { return "HCA atomics over RC"; }
+  const char *name() const override {
+    return transport.dc() ? "HCA atomics over DC" : "HCA atomics over RC";
+  }
 
   void execute(const atomics::AmoRequest &r, bool nbi) override {
     const ib::RemoteAddr where = remote(r.target, r.pe, r.routine);
@@ -149,6 +152,13 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
 
 Rdma *g_rdma = nullptr;
 std::string g_why_not;  // why this PE has no HCA atomics
+int g_no_dc_pe = -1;    // the first PE without a DC target, and why
+std::string g_no_dc;
+std::string g_transport_reason;  // why RC or DC (SHMEM_INFO)
+
+// HOSHMEM_TRANSPORT=auto picks DC from this many PEs up (when every PE can): below it, RC's
+// queue pair per peer costs little and its operations are at least as fast (perf/hw/dc.sh).
+constexpr int kDcCrossover = 64;
 
 ibv_mr *register_range(uintptr_t base, size_t size, int access) {
   if (size == 0) return nullptr;
@@ -171,12 +181,17 @@ bool rdma_probe(Bootstrap &boot, bool for_messages, std::string *why) {
     hca->device = std::make_unique<ib::Device>();
     if (!hca->device->open(*spec, why)) {
       if (!spec->name.empty() && why->empty()) *why = "no RDMA device";
-    } else if (!hca->transport.init(hca->device.get(), rt.me, rt.npes, rc_failed, why)) {
+    } else if (!hca->transport.init(
+                   hca->device.get(), rt.me, rt.npes, rc_failed, why,
+                   rt.config.transport == "dc" || rt.config.transport == "auto"
+                       ? dc::job_key(boot.launcher())
+                       : 0)) {
     } else {
       mine.reachable = 1;
       mine.capable = hca->device->atomics().standard;
       if (!mine.capable) *why = std::string(hca->device->name()) + " has no atomics";
       mine.address = hca->transport.address();
+      snprintf(mine.no_dc, sizeof mine.no_dc, "%s", hca->transport.dc_target_why().c_str());
       g_rdma = hca.release();
     }
   }
@@ -191,7 +206,12 @@ bool rdma_capable(Bootstrap &boot, int pe, std::string *why) {
   ProbeRecord r{};
   if (bytes.size() == sizeof r) memcpy(&r, bytes.data(), sizeof r);
   r.why_not[sizeof r.why_not - 1] = 0;
+  r.no_dc[sizeof r.no_dc - 1] = 0;
   if (!r.capable && why) *why = r.why_not;
+  if (!r.address.dct && g_no_dc_pe < 0) {
+    g_no_dc_pe = pe;
+    g_no_dc = r.reachable ? r.no_dc : r.why_not;
+  }
   if (r.reachable && g_rdma) g_rdma->transport.set_peer(pe, r.address);
   return r.capable != 0;
 }
@@ -199,6 +219,28 @@ bool rdma_capable(Bootstrap &boot, int pe, std::string *why) {
 atomics::AtomicBackend *rdma_start(Bootstrap &boot) {
   if (!g_rdma) fatal("shmem_init", "no RDMA device on this PE: %s", g_why_not.c_str());
   Rdma &r = *g_rdma;
+  // RC or DC: every PE decides the same from the same records.
+  const std::string &t = rt.config.transport;
+  if (t == "dc" && g_no_dc_pe >= 0)
+    fatal("shmem_init", "HOSHMEM_TRANSPORT=dc, but PE %d cannot use DC: %s", g_no_dc_pe,
+          g_no_dc.c_str());
+  bool dc = t == "dc";
+  if (dc) {
+    g_transport_reason = "HOSHMEM_TRANSPORT=dc";
+  } else if (t == "auto" && g_no_dc_pe >= 0) {
+    g_transport_reason = "auto: PE " + std::to_string(g_no_dc_pe) + " cannot use DC (" + g_no_dc +
+                         ")";
+  } else if (t == "auto") {
+    dc = rt.npes >= kDcCrossover;
+    g_transport_reason = "auto: " + std::to_string(rt.npes) + " PEs, " +
+                         (dc ? "at least " : "fewer than ") + std::to_string(kDcCrossover) +
+                         " (DC from there)";
+  } else {
+    g_transport_reason = "HOSHMEM_TRANSPORT=" + t;
+  }
+  std::string why;
+  if (dc && !r.transport.use_dc(static_cast<unsigned>(rt.config.dci_count), &why))
+    fatal("shmem_init", "cannot start the DC transport: %s", why.c_str());
   // The control area (team slots: the library's messages) and the heap are one file, one region.
   r.file_base = reinterpret_cast<uintptr_t>(rt.memory.own_file());
   r.file_size = rt.memory.file_size();
@@ -264,6 +306,24 @@ int rdma_open_lane(bool exclusive) {
 void rdma_close_lane(int lane) {
   if (g_rdma && lane > 0) g_rdma->transport.close_lane(lane);
 }
+
+const char *rdma_transport_name() {
+  return g_rdma && g_rdma->transport.dc() ? "dc" : "rc";
+}
+
+std::string rdma_transport_reason() { return g_transport_reason; }
+
+const char *rdma_queues() {
+  if (g_rdma && g_rdma->transport.dc()) {
+    static char text[96];
+    snprintf(text, sizeof text, "DC: one DC target per PE, %u initiators per context",
+             g_rdma->transport.dci_count());
+    return text;
+  }
+  return "RC queue pairs, connected on first use";
+}
+
+size_t rdma_queue_pairs() { return g_rdma ? g_rdma->transport.queue_pairs() : 0; }
 
 const char *rdma_post_path() {
   if (!g_rdma) return "-";

@@ -39,6 +39,13 @@ ib::Device *rdma_device();
 // For SHMEM_INFO: the device and its capabilities, or why there is none; how work is posted.
 std::string rdma_description();
 const char *rdma_post_path();
+// After rdma_start: "rc" or "dc", and why (HOSHMEM_TRANSPORT, or what auto saw).
+const char *rdma_transport_name();
+std::string rdma_transport_reason();
+// How operations travel, for SHMEM_INFO ("RC queue pairs, ..." or "DC: ...").
+const char *rdma_queues();
+// Queue pairs this PE has now (all lanes, DC target, connection manager).
+size_t rdma_queue_pairs();
 // For SHMEM_INFO: the RC registration cache's threshold and hooks, or why it is off (one line).
 std::string rdma_cache_description();
 

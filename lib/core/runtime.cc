@@ -156,11 +156,7 @@ void runtime_init(int requested, int *provided, const char *routine) {
     const std::string &t = rt.config.transport;
     if (t == "ud")
       fatal(routine, "HOSHMEM_TRANSPORT=ud cannot carry all-HW mode's atomics: UD has no RDMA "
-            "atomics (use rc, or HOSHMEM_ATOMICS=sw)");
-    if (t == "dc")
-      fatal(routine, "HOSHMEM_TRANSPORT=dc is not available yet: use rc or auto");
-  } else if (spans_nodes && rt.config.transport == "dc") {
-    fatal(routine, "HOSHMEM_TRANSPORT=dc is not available yet: use rc, ud or auto");
+            "atomics (use rc or dc, or HOSHMEM_ATOMICS=sw)");
   }
   rt.spans_nodes = spans_nodes;
   if (rt.config.atomics != "auto")
@@ -192,7 +188,8 @@ void runtime_init(int requested, int *provided, const char *routine) {
     rt.remote_atomics = rdma_start(boot);
     messages_stop();
   } else if (spans_nodes) {
-    // Puts, gets and the library's messages over RC, or over UD with HOSHMEM_TRANSPORT=ud.
+    // Puts, gets and the library's messages over RC (or DC), or over UD with
+    // HOSHMEM_TRANSPORT=ud.
     rt.rma_over_ud = rt.config.transport == "ud";
     rt.remote_atomics = messages_start(boot, rt.rma_over_ud);  // first: checks every PE has UD
     if (!rt.rma_over_ud) rdma_start(boot);
@@ -265,17 +262,16 @@ void runtime_print_info(FILE *out) {
   if (rt.mode != atomics::AtomicityMode::AllHardware && rt.rma_over_ud)
     fprintf(out, "  transport: %s; shared memory on this node\n", messages_description().c_str());
   else if (rt.mode != atomics::AtomicityMode::AllHardware && rt.spans_nodes)
-    fprintf(out, "  transport: rc (puts and gets to other nodes over RC queue pairs, connected "
-            "on first use; shared memory on this node) and %s\n",
-            messages_description().c_str());
+    fprintf(out, "  transport: %s (puts and gets to other nodes over %s; shared memory on this "
+            "node; %s) and %s\n", rdma_transport_name(), rdma_queues(),
+            rdma_transport_reason().c_str(), messages_description().c_str());
+  else if (rt.mode != atomics::AtomicityMode::AllHardware)
+    fprintf(out, "  transport: none needed (every PE on this node: shared memory)\n");
   else
-  fprintf(out, "  transport: %s\n",
-          rt.mode != atomics::AtomicityMode::AllHardware
-              ? "none needed (every PE on this node: shared memory)"
-          : rt.spans_nodes
-              ? "rc (RMA to other nodes and every AMO over RC queue pairs, connected on first use; "
-                "shared memory for puts and gets on this node)"
-              : "rc (HCA atomics over RC queue pairs, connected on first use)");
+    fprintf(out, "  transport: %s (%s over %s%s; %s)\n", rdma_transport_name(),
+            rt.spans_nodes ? "RMA to other nodes and every AMO" : "HCA atomics", rdma_queues(),
+            rt.spans_nodes ? "; shared memory for puts and gets on this node" : "",
+            rdma_transport_reason().c_str());
   if (rt.mode == atomics::AtomicityMode::AllHardware || (rt.spans_nodes && !rt.rma_over_ud)) {
     fprintf(out, "  posting: %s\n", rdma_post_path());
     fprintf(out, "  registration cache: %s\n", rdma_cache_description().c_str());

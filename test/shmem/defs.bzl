@@ -36,7 +36,9 @@ def shmem_test(
                      which are configurations of a program already run across nodes). The same
                      runs in all-SW mode with everything to other nodes as UD messages
                      (HOSHMEM_ATOMICS=sw HOSHMEM_TRANSPORT=ud): `name_sw_k1_np<N>` and
-                     `name_sw_k2_np4`, tagged "across_nodes_sw", unless `env` asks for all-HW
+                     `name_sw_k2_np4`, tagged "across_nodes_sw", unless `env` asks for all-HW;
+                     and in all-HW mode over DC (HOSHMEM_TRANSPORT=dc): `name_dc_k1_np<N>`
+                     and `name_dc_k2_np4`, tagged "across_nodes_dc"
     """
     if across_nodes == None:
         across_nodes = binary == None
@@ -60,7 +62,7 @@ def shmem_test(
     _runs(name, binary, nps, env, status, expect_stderr, expect_output, no_survivors,
           requires_cpu, softhca, timeout_s, tags)
     if across_nodes:
-        modes = [("", "hw", "rc", "across_nodes")]
+        modes = [("", "hw", "rc", "across_nodes"), ("_dc", "hw", "dc", "across_nodes_dc")]
         if env.get("HOSHMEM_ATOMICS", "sw") != "hw":
             modes.append(("_sw", "sw", "ud", "across_nodes_sw"))
         for suffix, atomics, transport, tag in modes:

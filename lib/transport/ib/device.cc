@@ -21,7 +21,7 @@ constexpr size_t kCapOffset = 0x10;                  // status, syndrome, reserv
 constexpr size_t kCapBytes = 0x1000;
 
 // General capabilities.
-constexpr unsigned kGenDct = 0x21a, kGenAtomic = 0x21e;
+constexpr unsigned kGenDct = 0x21a, kGenAtomic = 0x21e, kGenCompactAv = 0x200;
 // Atomic capabilities.
 constexpr unsigned kAtomicReply8Mode = 0x40;  // 2 bits: 1 = host endianness
 constexpr unsigned kAtomicOperations = 0x90, kAtomicSizeQp = 0xb0, kAtomicSizeDc = 0xd0;
@@ -185,6 +185,7 @@ bool Device::read_caps_devx() {
   AtomicCaps c;
   c.from_devx = true;
   c.dc = get_bits(cap, kGenDct, 1) != 0;
+  c.compact_av = get_bits(cap, kGenCompactAv, 1) != 0;
   if (get_bits(cap, kGenAtomic, 1)) {
     if (!query_cap(ctx_, kCapAtomic, out, sizeof out)) return false;
     const uint32_t ops = get_bits(cap, kAtomicOperations, 16);

@@ -26,6 +26,7 @@ struct AtomicCaps {
   uint16_t pci_fetch_add = 0;      // PCIe atomic operand sizes (bytes, as bits), 0 if none
   uint16_t pci_compare_swap = 0;
   bool dc = false;                 // DC targets (DCT) supported
+  bool compact_av = false;         // DC WQEs may carry the 16-byte address vector (no GRH)
 
   // What a 4- or 8-byte reply of the HCA holds, in host order. 4-byte (masked) replies are
   // big-endian in every mode: the mode bit covers 8-byte replies only.

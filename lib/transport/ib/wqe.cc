@@ -49,63 +49,78 @@ void set_data(const SqRing &ring, unsigned index, const LocalBuf &local, uint32_
   data->addr = htobe64(local.addr);
 }
 
+// The address vector of a DC WQE after the control segment, one 16-byte segment at a time (it may
+// wrap to the ring's start); returns the index of the segment after it (1 for an RC WQE).
+unsigned set_address(const SqRing &ring, const AddressVector &to) {
+  const auto *from = reinterpret_cast<const uint8_t *>(to.av);
+  for (unsigned i = 0; i < to.segments; ++i) memcpy(ring.segment(1 + i), from + i * kSegBytes, kSegBytes);
+  return 1 + to.segments;
+}
+
 }  // namespace
 
 unsigned write_rdma_write(const SqRing &ring, const LocalBuf &local, uint32_t length,
-                          const RemoteAddr &remote, WqeFlags flags) {
-  set_raddr(ring, 1, remote);
-  unsigned segments = 2;
+                          const RemoteAddr &remote, WqeFlags flags, const AddressVector &to) {
+  const unsigned at = set_address(ring, to);
+  set_raddr(ring, at, remote);
+  unsigned segments = at + 1;
   if (length != 0) set_data(ring, segments++, local, length);  // no data segment for 0 bytes
   set_ctrl(ring, MLX5_OPCODE_RDMA_WRITE, 0, segments, flags);
   return bbs_of(segments);
 }
 
 unsigned write_rdma_write_inline(const SqRing &ring, const void *data, uint32_t length,
-                                 const RemoteAddr &remote, WqeFlags flags) {
-  set_raddr(ring, 1, remote);
+                                 const RemoteAddr &remote, WqeFlags flags,
+                                 const AddressVector &to) {
+  const unsigned at = set_address(ring, to);
+  set_raddr(ring, at, remote);
   // The inline header (4 bytes) and the data, padded to whole 16-byte segments; the data may
   // run past the end of the ring and continue at its start.
-  auto *header = static_cast<mlx5_wqe_inl_data_seg *>(ring.segment(2));
+  const unsigned first = at + 1;
+  auto *header = static_cast<mlx5_wqe_inl_data_seg *>(ring.segment(first));
   header->byte_count = htobe32(length | MLX5_INLINE_SEG);
   const char *from = static_cast<const char *>(data);
   size_t done = 0, offset = sizeof *header;  // bytes of data copied, offset in segment 2 onwards
   while (done < length) {
     const auto seg = static_cast<unsigned>(offset / kSegBytes);
-    char *to = static_cast<char *>(ring.segment(2 + seg)) + offset % kSegBytes;
+    char *dst = static_cast<char *>(ring.segment(first + seg)) + offset % kSegBytes;
     // contiguous up to the end of this BB (a BB never straddles the ring's end)
-    const size_t room = MLX5_SEND_WQE_BB - static_cast<size_t>(to - reinterpret_cast<char *>(ring.buf)) %
+    const size_t room = MLX5_SEND_WQE_BB - static_cast<size_t>(dst - reinterpret_cast<char *>(ring.buf)) %
                                                MLX5_SEND_WQE_BB;
     const size_t n = length - done < room ? length - done : room;
-    memcpy(to, from + done, n);
+    memcpy(dst, from + done, n);
     done += n;
     offset += n;
   }
   const auto segments =
-      2 + static_cast<unsigned>((sizeof *header + length + kSegBytes - 1) / kSegBytes);
+      first + static_cast<unsigned>((sizeof *header + length + kSegBytes - 1) / kSegBytes);
   set_ctrl(ring, MLX5_OPCODE_RDMA_WRITE, 0, segments, flags);
   return bbs_of(segments);
 }
 
 unsigned write_rdma_read(const SqRing &ring, const LocalBuf &local, uint32_t length,
-                         const RemoteAddr &remote, WqeFlags flags) {
-  set_raddr(ring, 1, remote);
-  set_data(ring, 2, local, length);
-  set_ctrl(ring, MLX5_OPCODE_RDMA_READ, 0, 3, flags);
-  return bbs_of(3);
+                         const RemoteAddr &remote, WqeFlags flags, const AddressVector &to) {
+  const unsigned at = set_address(ring, to);
+  set_raddr(ring, at, remote);
+  set_data(ring, at + 1, local, length);
+  set_ctrl(ring, MLX5_OPCODE_RDMA_READ, 0, at + 2, flags);
+  return bbs_of(at + 2);
 }
 
 unsigned write_atomic(const SqRing &ring, const atomics::HcaAtomic &a, const LocalBuf &result,
-                      const RemoteAddr &remote, WqeFlags flags) {
+                      const RemoteAddr &remote, WqeFlags flags, const AddressVector &to) {
   using atomics::HcaOpcode;
-  set_raddr(ring, 1, remote);
-  unsigned segments = 3;  // ctrl, raddr, one atomic segment; then the result's data segment
+  const unsigned at = set_address(ring, to);
+  set_raddr(ring, at, remote);
+  const unsigned op = at + 1;  // the atomic segment(s)
+  unsigned segments = op + 1;  // ctrl, address, raddr, one atomic segment; then the result's data
   uint8_t opcode = 0;
   const bool four = a.size == 4;
   switch (a.opcode) {
     case HcaOpcode::CompareSwap:
     case HcaOpcode::FetchAdd: {
       opcode = a.opcode == HcaOpcode::CompareSwap ? MLX5_OPCODE_ATOMIC_CS : MLX5_OPCODE_ATOMIC_FA;
-      auto *seg = static_cast<mlx5_wqe_atomic_seg *>(ring.segment(2));
+      auto *seg = static_cast<mlx5_wqe_atomic_seg *>(ring.segment(op));
       seg->swap_add = htobe64(a.swap_add);
       seg->compare = htobe64(a.opcode == HcaOpcode::CompareSwap ? a.compare : 0);
       break;
@@ -113,30 +128,30 @@ unsigned write_atomic(const SqRing &ring, const atomics::HcaAtomic &a, const Loc
     case HcaOpcode::MaskedCompareSwap:
       opcode = MLX5_OPCODE_ATOMIC_MASKED_CS;
       if (four) {
-        auto *seg = static_cast<MaskedCompareSwap32Seg *>(ring.segment(2));
+        auto *seg = static_cast<MaskedCompareSwap32Seg *>(ring.segment(op));
         seg->swap = htobe32(static_cast<uint32_t>(a.swap_add));
         seg->compare = htobe32(static_cast<uint32_t>(a.compare));
         seg->swap_mask = htobe32(static_cast<uint32_t>(a.swap_mask));
         seg->compare_mask = htobe32(static_cast<uint32_t>(a.compare_mask));
       } else {  // two halves, the second of which may wrap to the ring's start
-        auto *values = static_cast<MaskedCompareSwap64Half *>(ring.segment(2));
-        auto *masks = static_cast<MaskedCompareSwap64Half *>(ring.segment(3));
+        auto *values = static_cast<MaskedCompareSwap64Half *>(ring.segment(op));
+        auto *masks = static_cast<MaskedCompareSwap64Half *>(ring.segment(op + 1));
         values->first = htobe64(a.swap_add);
         values->second = htobe64(a.compare);
         masks->first = htobe64(a.swap_mask);
         masks->second = htobe64(a.compare_mask);
-        segments = 4;
+        segments = op + 2;
       }
       break;
     case HcaOpcode::MaskedFetchAdd:
       opcode = MLX5_OPCODE_ATOMIC_MASKED_FA;
       if (four) {
-        auto *seg = static_cast<MaskedFetchAdd32Seg *>(ring.segment(2));
+        auto *seg = static_cast<MaskedFetchAdd32Seg *>(ring.segment(op));
         seg->add = htobe32(static_cast<uint32_t>(a.swap_add));
         seg->field_boundary = htobe32(static_cast<uint32_t>(a.field_boundary));
         seg->reserved[0] = seg->reserved[1] = 0;
       } else {
-        auto *seg = static_cast<MaskedFetchAdd64Seg *>(ring.segment(2));
+        auto *seg = static_cast<MaskedFetchAdd64Seg *>(ring.segment(op));
         seg->add = htobe64(a.swap_add);
         seg->field_boundary = htobe64(a.field_boundary);
       }

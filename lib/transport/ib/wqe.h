@@ -66,21 +66,34 @@ struct RemoteAddr {
   uint32_t rkey;
 };
 
+// Where a DC WQE goes: the address vector (mlx5_wqe_av, the datagram segment) that follows its
+// control segment, naming the target's DCT, its port and the DC access key. `segments` is 1 for
+// the compact form (its first 16 bytes: no GRH, InfiniBand LID routing; MLX5_EXTENDED_UD_AV
+// clear in dqp_dct) or 3 for the whole 48 bytes (GRH: RoCE). An RC WQE has none.
+struct AddressVector {
+  const mlx5_wqe_av *av = nullptr;
+  unsigned segments = 0;
+};
+
 // Each writer fills the WQE at ring.pi and returns its size in BBs (the caller advances pi and
-// rings the doorbell). These are RC WQEs; DC adds its address vector after the control segment.
+// rings the doorbell); `to` is a DC WQE's address vector (none: an RC WQE).
 
 // RDMA write of `length` bytes from a registered buffer.
 unsigned write_rdma_write(const SqRing &ring, const LocalBuf &local, uint32_t length,
-                          const RemoteAddr &remote, WqeFlags flags);
+                          const RemoteAddr &remote, WqeFlags flags,
+    const AddressVector &to = {});
 // RDMA write whose data travels in the WQE (length up to the QP's max_inline_data).
 unsigned write_rdma_write_inline(const SqRing &ring, const void *data, uint32_t length,
-                                 const RemoteAddr &remote, WqeFlags flags);
+                                 const RemoteAddr &remote, WqeFlags flags,
+    const AddressVector &to = {});
 // RDMA read of `length` bytes into a registered buffer.
 unsigned write_rdma_read(const SqRing &ring, const LocalBuf &local, uint32_t length,
-                         const RemoteAddr &remote, WqeFlags flags);
+                         const RemoteAddr &remote, WqeFlags flags,
+    const AddressVector &to = {});
 // An atomic as encoded by atomics::encode_for_hca; the old value lands in `result` (size bytes).
 unsigned write_atomic(const SqRing &ring, const atomics::HcaAtomic &atomic, const LocalBuf &result,
-                      const RemoteAddr &remote, WqeFlags flags);
+                      const RemoteAddr &remote, WqeFlags flags,
+    const AddressVector &to = {});
 
 // A standard 8-byte fetch-add whose old value lands in one fixed buffer, prepared once per queue
 // by write_atomic: writing one copies its 64 bytes (one BB: control, remote-address, atomic and
@@ -114,10 +127,10 @@ class FetchAddTemplate {
 };
 
 // The largest inline RDMA write one WQE of at most `max_bbs` BBs can carry (after the control,
-// remote-address and inline header segments).
-constexpr uint32_t max_inline_write(unsigned max_bbs) {
-  return max_bbs * MLX5_SEND_WQE_BB - sizeof(mlx5_wqe_ctrl_seg) - sizeof(mlx5_wqe_raddr_seg) -
-         sizeof(mlx5_wqe_inl_data_seg);
+// address vector, remote-address and inline header segments).
+constexpr uint32_t max_inline_write(unsigned max_bbs, unsigned av_bytes = 0) {
+  return max_bbs * MLX5_SEND_WQE_BB - sizeof(mlx5_wqe_ctrl_seg) - av_bytes -
+         sizeof(mlx5_wqe_raddr_seg) - sizeof(mlx5_wqe_inl_data_seg);
 }
 
 }  // namespace hoshmem::ib

@@ -30,12 +30,12 @@ struct Transport::Action {
 };
 
 struct Transport::Endpoint {
-  int pe = -1;
+  int pe = -1;  // RC: the peer; DC: the peer the initiator serves now (-1: none yet)
   ibv_qp *qp = nullptr;
   ib::SendQueue sq;                // raw path
   bool connected = false;          // our QP is in RTS, aimed at the peer's (cm_mutex_)
   bool answered = false;           // the peer replied: its QP is ready too (cm_mutex_)
-  std::atomic<bool> ready{false};  // both: operations may go
+  std::atomic<bool> ready{false};  // both: operations may go (never set on a DC initiator)
   // The rest: the lane's lock.
   bool fence_next = false;      // the next WQE carries the fence flag
   bool write_unfenced = false;  // a write was posted since the last fenced read/atomic
@@ -85,6 +85,8 @@ struct Transport::Lane {
   ibv_mr *replies_mr = nullptr;
   std::vector<unsigned> free_replies;
   ib::LocalBuf discard{};  // the reply slot of atomics whose old value nobody wants
+  std::vector<Endpoint *> dcis;  // DC: the lane's initiators (owned too)
+  size_t next_dci = 0;           // DC: where the search for an idle initiator starts
   std::atomic<uint64_t> cqes{0}, wqes{0};
 };
 

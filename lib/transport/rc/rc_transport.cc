@@ -102,7 +102,7 @@ Transport::Transport() = default;
 Transport::~Transport() { shutdown(); }
 
 bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error,
-                     std::string *why) {
+                     std::string *why, uint64_t dc_key) {
   dev_ = device;
   me_ = me;
   npes_ = npes;
@@ -175,7 +175,58 @@ bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error
     return false;
   }
   cm_thread_ = std::thread([this] { cm_loop(); });
+  if (dc_key) open_dc_target(dc_key);
   return true;
+}
+
+void Transport::open_dc_target(uint64_t key) {
+  if (!raw_) {
+    dc_why_ = "DC needs mlx5 WQEs, and HOSHMEM_RC_VERBS=1 (or a device that is not mlx5) "
+              "means plain verbs";
+    return;
+  }
+  if (!dc::supported(*dev_, &dc_why_)) return;
+  auto target = std::make_unique<dc::Target>();
+  if (!target->open(*dev_, key, &dc_why_) ||
+      !dc_addresses_.init(*dev_, key, static_cast<size_t>(npes_), &dc_why_))
+    return;
+  dct_ = std::move(target);
+}
+
+bool Transport::use_dc(unsigned dcis, std::string *why) {
+  if (!dct_) {
+    *why = dc_why_;
+    return false;
+  }
+  for (int pe = 0; pe < npes_; ++pe) {
+    if (peers_[static_cast<size_t>(pe)].dct == 0) {
+      *why = "PE " + std::to_string(pe) + " has no DC target";
+      return false;
+    }
+  }
+  stop_cm();  // nothing to connect
+  dc_ = true;
+  dci_count_ = dcis;
+  max_inline_ = std::min(max_inline_, ib::max_inline_write(kMaxWqeBbs, dc_addresses_.bytes()));
+  auto lane0 = std::make_unique<Lane>();
+  if (!make_lane(lane0.get(), why)) {
+    destroy_lane(lane0.get());
+    return false;
+  }
+  destroy_lane(lanes_[0].get());
+  lanes_[0] = std::move(lane0);
+  // The connection manager's addresses are no longer needed: the DC addresses are all.
+  peers_.clear();
+  peers_.shrink_to_fit();
+  return true;
+}
+
+size_t Transport::queue_pairs() const {
+  std::lock_guard<std::mutex> lock(cm_mutex_);
+  size_t n = passive_.size() + (cm_qp_ ? 1 : 0) + (dct_ ? 1 : 0);
+  for (const auto &l : lanes_)
+    if (l) n += l->owned.size();
+  return n;
 }
 
 bool Transport::make_lane(Lane *l, std::string *why) {
@@ -199,6 +250,19 @@ bool Transport::make_lane(Lane *l, std::string *why) {
   for (unsigned i = kSlots; i-- > 0;) l->free_slots.push_back(i);
   for (unsigned i = kReplySlots; i-- > 0;) l->free_replies.push_back(i);
   l->discard = {reinterpret_cast<uint64_t>(&l->replies[kReplySlots]), l->replies_mr->lkey};
+  for (unsigned i = 0; dc_ && i < dci_count_; ++i) {
+    ibv_qp *qp = dc::create_initiator(*dev_, l->cq, kSendQueueDepth, max_inline_,
+                                      kInitiatorDepth);
+    std::unique_ptr<Endpoint> ep = qp ? make_endpoint(l, qp) : nullptr;
+    if (!ep) {
+      if (qp) ibv_destroy_qp(qp);
+      *why = std::string("cannot create a DC initiator: ") + strerror(errno);
+      return false;
+    }
+    l->dcis.push_back(ep.get());
+    l->by_qpn[qp->qp_num] = ep.get();
+    l->owned.push_back(std::move(ep));
+  }
   return true;
 }
 
@@ -206,6 +270,7 @@ void Transport::destroy_lane(Lane *l) {
   for (auto &ep : l->owned)
     if (ep->qp) ibv_destroy_qp(ep->qp);
   l->owned.clear();
+  l->dcis.clear();
   l->by_qpn.clear();
   if (l->cq) ibv_destroy_cq(l->cq);
   if (l->bounce_mr) ibv_dereg_mr(l->bounce_mr);
@@ -253,15 +318,17 @@ PeerAddress Transport::address() const {
   a.lid = dev_->port_attr().lid;
   a.gid = dev_->gid();
   a.cm_qpn = cm_qp_ ? cm_qp_->qp_num : 0;
+  a.dct = dct_ ? dct_->number() : 0;
   return a;
 }
 
 void Transport::set_peer(int pe, const PeerAddress &address) {
   std::lock_guard<std::mutex> lock(cm_mutex_);
   peers_[static_cast<size_t>(pe)] = address;
+  if (dct_ && address.dct) dc_addresses_.set(pe, address.dct, address.lid, address.gid);
 }
 
-void Transport::shutdown() {
+void Transport::stop_cm() {
   if (cm_thread_.joinable()) {
     {
       std::lock_guard<std::mutex> lock(cm_mutex_);
@@ -270,6 +337,16 @@ void Transport::shutdown() {
     }
     cm_thread_.join();
   }
+  if (cm_qp_) ibv_destroy_qp(cm_qp_);
+  if (cm_mr_) ibv_dereg_mr(cm_mr_);
+  if (cm_cq_) ibv_destroy_cq(cm_cq_);
+  if (cm_channel_) ibv_destroy_comp_channel(cm_channel_);
+  free(cm_buf_);
+  cm_qp_ = nullptr, cm_mr_ = nullptr, cm_cq_ = nullptr, cm_channel_ = nullptr, cm_buf_ = nullptr;
+}
+
+void Transport::shutdown() {
+  stop_cm();
   for (auto &l : lanes_)
     if (l) destroy_lane(l.get());
   lanes_.clear();
@@ -285,14 +362,10 @@ void Transport::shutdown() {
   cache_bytes_ = 0;
   cache_live_ = 0;
   ahs_.reset(dev_, 0);
-  if (cm_qp_) ibv_destroy_qp(cm_qp_);
-  if (cm_mr_) ibv_dereg_mr(cm_mr_);
-  if (cm_cq_) ibv_destroy_cq(cm_cq_);
-  if (cm_channel_) ibv_destroy_comp_channel(cm_channel_);
+  dc_addresses_.clear();
+  dct_.reset();
   if (passive_cq_) ibv_destroy_cq(passive_cq_);
-  free(cm_buf_);
-  cm_qp_ = nullptr, cm_mr_ = nullptr, cm_cq_ = nullptr, cm_channel_ = nullptr;
-  passive_cq_ = nullptr, cm_buf_ = nullptr;
+  passive_cq_ = nullptr;
 }
 
 int Transport::connected_peers() const {
@@ -578,7 +651,7 @@ void Transport::handle_cm(const uint8_t *bytes) {
   memcpy(&m, bytes, sizeof m);
   if (m.magic != kCmMagic || m.pe < 0 || m.pe >= npes_ || m.lane >= kMaxLanes) return;
   std::lock_guard<std::mutex> lock(cm_mutex_);
-  if (m.type == kStop || stopping_) return;
+  if (m.type == kStop || stopping_ || !lanes_[0]) return;
   PeerAddress &peer = peers_[static_cast<size_t>(m.pe)];
   peer.lid = m.lid;
   memcpy(peer.gid.raw, m.gid, 16);
@@ -646,14 +719,29 @@ Transport::Endpoint *Transport::find_or_create_locked(Lane *l, int pe) {
   if (Endpoint *ep = l->eps[static_cast<size_t>(pe)].load()) return ep;
   ibv_qp *qp = create_qp(l->cq);
   if (!qp) return nullptr;
-  auto ep = std::make_unique<Endpoint>();
+  std::unique_ptr<Endpoint> ep = make_endpoint(l, qp);
+  if (!ep) {
+    ibv_destroy_qp(qp);
+    return nullptr;
+  }
   ep->pe = pe;
+  Endpoint *raw = ep.get();
+  {
+    LaneLock lock(l->mutex, l->exclusive);  // lane 0: the connection thread adds to it
+    l->by_qpn[qp->qp_num] = raw;
+    l->owned.push_back(std::move(ep));
+  }
+  l->eps[static_cast<size_t>(pe)].store(raw, std::memory_order_release);
+  return raw;
+}
+
+// The state of a queue pair (RC) or initiator (DC) of lane `l`: its send queue, signaling
+// intervals and ring of signaled WQEs. nullptr if its send queue cannot be read.
+std::unique_ptr<Transport::Endpoint> Transport::make_endpoint(Lane *l, ibv_qp *qp) {
+  auto ep = std::make_unique<Endpoint>();
   ep->qp = qp;
   if (raw_) {
-    if (!ep->sq.init(qp)) {
-      ibv_destroy_qp(qp);
-      return nullptr;
-    }
+    if (!ep->sq.init(qp)) return nullptr;
     // A signaled WQE at least every so many, so that a full ring always has one to wait for.
     ep->signal_every = std::max(1u, std::min(kSignalEvery, ep->sq.ring().bb_count /
                                                                (2 * kMaxWqeBbs)));
@@ -666,14 +754,7 @@ Transport::Endpoint *Transport::find_or_create_locked(Lane *l, int pe) {
   ep->signaled = std::make_unique<Endpoint::Signaled[]>(entries);
   ep->signaled_mask = entries - 1;
   if (raw_) ep->fetch_add.init(qp->qp_num, l->discard);
-  Endpoint *raw = ep.get();
-  {
-    LaneLock lock(l->mutex, l->exclusive);  // lane 0: the connection thread adds to it
-    l->by_qpn[qp->qp_num] = raw;
-    l->owned.push_back(std::move(ep));
-  }
-  l->eps[static_cast<size_t>(pe)].store(raw, std::memory_order_release);
-  return raw;
+  return ep;
 }
 
 bool Transport::connect_qp(ibv_qp *qp, uint32_t remote_qpn, const PeerAddress &peer) {
@@ -710,6 +791,7 @@ bool Transport::connect_qp(ibv_qp *qp, uint32_t remote_qpn, const PeerAddress &p
 }
 
 Transport::Endpoint *Transport::endpoint(Lane *l, int pe) {
+  if (dc_) return nullptr;  // nothing to connect: queue_for() picks an initiator
   Endpoint *ep = l->eps[static_cast<size_t>(pe)].load(std::memory_order_acquire);
   if (ep && ep->ready.load(std::memory_order_acquire)) return ep;
   std::unique_lock<std::mutex> lock(cm_mutex_);
@@ -734,6 +816,28 @@ Transport::Endpoint *Transport::endpoint(Lane *l, int pe) {
   }
   ep->ready.store(true, std::memory_order_release);
   return ep;
+}
+
+// With the lane's lock held. An initiator serves one target at a time, and orders only what it
+// carries: a peer keeps its initiator while anything it sent there is outstanding.
+Transport::Endpoint *Transport::dci_for(Lane *l, int pe) {
+  if (Endpoint *ep = l->eps[static_cast<size_t>(pe)].load(std::memory_order_relaxed)) return ep;
+  const size_t n = l->dcis.size();
+  for (;;) {
+    for (size_t i = 0; i < n; ++i) {
+      Endpoint *ep = l->dcis[(l->next_dci + i) % n];
+      if (ep->done != ep->posted) continue;
+      // Idle: everything it carried is complete, so its old peer's order no longer needs it.
+      if (ep->pe >= 0) l->eps[static_cast<size_t>(ep->pe)].store(nullptr, std::memory_order_relaxed);
+      ep->pe = pe;
+      ep->fence_next = ep->write_unfenced = false;
+      l->eps[static_cast<size_t>(pe)].store(ep, std::memory_order_relaxed);
+      l->next_dci = (l->next_dci + i + 1) % n;
+      return ep;
+    }
+    // None idle: read completions, and if none came, complete the next one in turn.
+    if (!progress(l)) quiet_endpoint(l, l->dcis[l->next_dci]);
+  }
 }
 
 void Transport::fail(int pe, const char *cause) {
@@ -767,20 +871,24 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
   if (raw_) {
     const ib::SqRing &ring = ep->sq.ring();
     const ib::WqeFlags flags{signal, fence};
+    mlx5_wqe_av av;
+    ib::AddressVector to;  // DC: the peer's target
+    if (dc_ && (to = dc_addresses_.get(ep->pe, &av)).segments == 0)
+      fail(ep->pe, "cannot make an address handle for its DC target");
     index = ring.pi;
     switch (w.kind) {
       case Wqe::kWrite: bbs = static_cast<uint16_t>(
-                            ib::write_rdma_write(ring, w.local, w.length, w.remote, flags));
+                            ib::write_rdma_write(ring, w.local, w.length, w.remote, flags, to));
         break;
       case Wqe::kWriteInline: bbs = static_cast<uint16_t>(
                                   ib::write_rdma_write_inline(ring, w.data, w.length, w.remote,
-                                                              flags));
+                                                              flags, to));
         break;
       case Wqe::kRead: bbs = static_cast<uint16_t>(
-                           ib::write_rdma_read(ring, w.local, w.length, w.remote, flags));
+                           ib::write_rdma_read(ring, w.local, w.length, w.remote, flags, to));
         break;
       case Wqe::kAtomic: bbs = static_cast<uint16_t>(
-                             ib::write_atomic(ring, *w.atomic, w.local, w.remote, flags));
+                             ib::write_atomic(ring, *w.atomic, w.local, w.remote, flags, to));
         break;
     }
     if (signal) ep->record_signaled(index, bbs, action);
@@ -932,6 +1040,7 @@ void Transport::rma(Lane *l, int pe, bool write, void *local, size_t length,
   if (length == 0) return;
   Endpoint *ep = endpoint(l, pe);
   LaneLock lock(l->mutex, l->exclusive);
+  ep = queue_for(l, pe, ep);
   const auto base = reinterpret_cast<uintptr_t>(local);
   if (write && length <= max_inline_) {  // the data is in the WQE when this returns
     submit(l, ep, Wqe{Wqe::kWriteInline, local, {0, 0}, static_cast<uint32_t>(length), remote,
@@ -1001,6 +1110,7 @@ uint64_t Transport::atomic(int lane, int pe, const atomics::HcaAtomic &a,
   LaneLock lock(l->mutex, l->exclusive);
   for (unsigned spins = 0; l->free_replies.empty(); ++spins)
     if (!progress(l) && spins > 1000) sched_yield();
+  ep = queue_for(l, pe, ep);
   const unsigned slot = l->free_replies.back();
   l->free_replies.pop_back();
   const uint64_t seq =
@@ -1031,6 +1141,7 @@ void Transport::atomic_nbi(int lane, int pe, const atomics::HcaAtomic &a,
     action.size = a.size;
     action.dst = fetch_out;
   }
+  ep = queue_for(l, pe, ep);
   submit(l, ep, Wqe{Wqe::kAtomic, nullptr,
                     {reinterpret_cast<uint64_t>(&l->replies[slot]), l->replies_mr->lkey}, a.size,
                     target, &a},
@@ -1041,6 +1152,7 @@ void Transport::atomic_add_slow(int lane, int pe, uint64_t addend, ib::RemoteAdd
   Lane *l = lane_of(lane);
   Endpoint *ep = endpoint(l, pe);
   LaneLock lock(l->mutex, l->exclusive);
+  ep = queue_for(l, pe, ep);
   const atomics::HcaAtomic a = atomics::encode_for_hca(atomics::AmoOp::FetchAdd, 8, addend, 0);
   submit(l, ep, Wqe{Wqe::kAtomic, nullptr, l->discard, 8, target, &a}, Action{}, false);
 }
@@ -1078,6 +1190,7 @@ void Transport::put(int pe, const ib::LocalBuf &source, uint32_t length,
   Lane *l = lane_of(0);
   Endpoint *ep = endpoint(l, pe);
   LaneLock lock(l->mutex, false);
+  ep = queue_for(l, pe, ep);
   for (uint32_t off = 0; off < length;) {
     const uint32_t n = std::min(max_msg_, length - off);
     submit(l, ep, Wqe{Wqe::kWrite, nullptr, {source.addr + off, source.lkey}, n,
@@ -1092,6 +1205,7 @@ void Transport::put_inline(int pe, const void *source, uint32_t length,
   Lane *l = lane_of(0);
   Endpoint *ep = endpoint(l, pe);
   LaneLock lock(l->mutex, false);
+  ep = queue_for(l, pe, ep);
   submit(l, ep, Wqe{Wqe::kWriteInline, source, {0, 0}, length, dest, nullptr}, Action{}, false);
 }
 
@@ -1101,6 +1215,7 @@ void Transport::get(int pe, const ib::LocalBuf &dest, uint32_t length,
   Lane *l = lane_of(0);
   Endpoint *ep = endpoint(l, pe);
   LaneLock lock(l->mutex, false);
+  ep = queue_for(l, pe, ep);
   uint64_t last = 0;
   for (uint32_t off = 0; off < length;) {
     const uint32_t n = std::min(max_msg_, length - off);

@@ -57,6 +57,16 @@
 // flag automatically (a get after a put sees the put; put then atomic signal stays ordered), and
 // fence(lane, pe) sets it on the next WQE to that peer whatever it is.
 //
+// DC. The same engine drives DC initiators (lib/transport/dc) instead of RC queue pairs once
+// use_dc() is called: every PE has one DC target, published with its address at init, and each
+// lane a pool of HOSHMEM_DCI_COUNT initiators whose WQEs carry the target's address vector. A
+// peer keeps the initiator it is using while it has operations outstanding on it (so fence,
+// put-then-signal and "a read sees my earlier write" keep holding: they are orders within one
+// queue); once they are complete the initiator may go to another peer, the least recently taken
+// idle one first. With none idle, the next one in turn is made idle (quiet). There is no
+// connection: no connection thread, no per-peer queue pair, the same per-PE cost at any job
+// size. DC needs the mlx5 WQE path (not HOSHMEM_RC_VERBS).
+//
 // Errors. An error completion (peer gone: retries exceeded, flushed) or a connection that is not
 // answered within 10 s calls the ErrorHandler once, naming the PE.
 #pragma once
@@ -75,6 +85,7 @@
 #include <vector>
 
 #include "lib/atomics/hca_encoding.h"
+#include "lib/transport/dc/dc.h"
 #include "lib/transport/ib/device.h"
 #include "lib/transport/ib/queue.h"
 #include "lib/transport/ib/wqe.h"
@@ -86,6 +97,7 @@ struct PeerAddress {
   uint16_t lid;
   ibv_gid gid;
   uint32_t cm_qpn;  // the connection manager's UD QP
+  uint32_t dct;     // its DC target (0: none, DC cannot be used with it)
 };
 
 // Called with the peer and a one-line cause when an operation to it fails (the QP is then in
@@ -107,7 +119,18 @@ class Transport {
   // atomics); HOSHMEM_RC_CACHE_MIN overrides the registration cache's threshold (0: off). With
   // the cache on, subscribes to memory-release events (installing libc's hooks on first use);
   // without them the cache stays off (cache_description() says why).
-  bool init(ib::Device *device, int me, int npes, ErrorHandler on_error, std::string *why);
+  // `dc_key` != 0: also open this PE's DC target with that access key, when the device has DC
+  // (dc_target_why() says why not), so that use_dc() can be chosen after the exchange.
+  bool init(ib::Device *device, int me, int npes, ErrorHandler on_error, std::string *why,
+            uint64_t dc_key = 0);
+  const std::string &dc_target_why() const { return dc_why_; }
+  // Switches to DC before any operation: every peer's address must have a DC target. Stops the
+  // connection manager; each lane then has `dcis` initiators. False with *why on failure.
+  bool use_dc(unsigned dcis, std::string *why);
+  bool dc() const { return dc_; }
+  unsigned dci_count() const { return dci_count_; }
+  // Queue pairs of this PE now (QPs of lanes, responder-only QPs, DC target, connection manager).
+  size_t queue_pairs() const;
   PeerAddress address() const;
   void set_peer(int pe, const PeerAddress &address);
   // Stops the connection thread, destroys every QP of every lane and every cache entry.
@@ -170,7 +193,12 @@ class Transport {
 
   Lane *lane_of(int lane);
   Endpoint *endpoint(Lane *lane, int pe);  // connected (or on_error, which does not return)
+  // The queue operations to `pe` go on, with the lane's lock held: RC, the endpoint endpoint()
+  // returned; DC, the initiator `pe` keeps or one that is idle.
+  Endpoint *queue_for(Lane *lane, int pe, Endpoint *rc) { return dc_ ? dci_for(lane, pe) : rc; }
+  Endpoint *dci_for(Lane *lane, int pe);
   Endpoint *find_or_create_locked(Lane *lane, int pe);
+  std::unique_ptr<Endpoint> make_endpoint(Lane *lane, ibv_qp *qp);
   ibv_qp *create_qp(ibv_cq *cq);
   bool connect_qp(ibv_qp *qp, uint32_t remote_qpn, const PeerAddress &peer);
   ibv_ah *ah_for(int pe);
@@ -180,6 +208,8 @@ class Transport {
   void handle_cm(const uint8_t *message);
   void post_cm_receive(unsigned slot);
   bool make_lane(Lane *lane, std::string *why);
+  void open_dc_target(uint64_t key);
+  void stop_cm();  // the connection thread and its UD QP
   void destroy_lane(Lane *lane);
 
   // The send path (the lane's lock held, if any).
@@ -222,6 +252,12 @@ class Transport {
   std::string cache_off_;      // why the cache is off
   std::vector<PeerAddress> peers_;
   std::atomic<bool> failed_{false};
+  // DC: this PE's target, the peers' address vectors, initiators per lane.
+  bool dc_ = false;
+  unsigned dci_count_ = 0;
+  std::unique_ptr<dc::Target> dct_;
+  dc::Addresses dc_addresses_;
+  std::string dc_why_;
 
   std::vector<std::unique_ptr<Lane>> lanes_;  // fixed size; slots filled under cm_mutex_
   struct Registered {

@@ -92,6 +92,7 @@ TEST(Devices, AdvertiseDcAndExtendedAtomics) {
     uint8_t out[0x10 + 0x100];
     ASSERT_TRUE(query_hca_cap(d.ctx, 0, out));
     EXPECT_EQ(cap_field(out + 0x10, 0x21a, 1), 1u);  // dct
+    EXPECT_EQ(cap_field(out + 0x10, 0x200, 1), 1u);  // compact_address_vector: 16-byte AVs
     EXPECT_EQ(cap_field(out + 0x10, 0x21e, 1), 1u);  // atomic
     ASSERT_TRUE(query_hca_cap(d.ctx, 3, out));
     EXPECT_EQ(cap_field(out + 0x10, 0x90, 16), 0xfu);       // CS, FA, masked CS, masked FA
