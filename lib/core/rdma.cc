@@ -323,7 +323,19 @@ const char *rdma_queues() {
   return "RC queue pairs, connected on first use";
 }
 
-size_t rdma_queue_pairs() { return g_rdma ? g_rdma->transport.queue_pairs() : 0; }
+std::string rdma_footprint() {
+  if (!g_rdma) return "-";
+  const rc::Transport::Footprint f = g_rdma->transport.footprint();
+  // The memory keys of every PE's segments are per-peer state too.
+  const size_t per_peer = f.bytes_per_peer + sizeof(SegmentRecord);
+  char text[256];
+  snprintf(text, sizeof text,
+           "%zu queue pairs, %zu KiB in their queues, %zu KiB in lanes (CQs, bounce buffers), "
+           "%zu bytes per peer (%zu KiB for %d PEs)",
+           f.queue_pairs, f.queue_bytes / 1024, f.lane_bytes / 1024, per_peer,
+           per_peer * static_cast<size_t>(rt.npes) / 1024, rt.npes);
+  return text;
+}
 
 const char *rdma_post_path() {
   if (!g_rdma) return "-";

@@ -44,8 +44,8 @@ const char *rdma_transport_name();
 std::string rdma_transport_reason();
 // How operations travel, for SHMEM_INFO ("RC queue pairs, ..." or "DC: ...").
 const char *rdma_queues();
-// Queue pairs this PE has now (all lanes, DC target, connection manager).
-size_t rdma_queue_pairs();
+// For SHMEM_INFO: what the transport holds now (queue pairs, bytes, bytes per peer), one line.
+std::string rdma_footprint();
 // For SHMEM_INFO: the RC registration cache's threshold and hooks, or why it is off (one line).
 std::string rdma_cache_description();
 

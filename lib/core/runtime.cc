@@ -275,6 +275,7 @@ void runtime_print_info(FILE *out) {
   if (rt.mode == atomics::AtomicityMode::AllHardware || (rt.spans_nodes && !rt.rma_over_ud)) {
     fprintf(out, "  posting: %s\n", rdma_post_path());
     fprintf(out, "  registration cache: %s\n", rdma_cache_description().c_str());
+    fprintf(out, "  network state: %s\n", rdma_footprint().c_str());
   }
   fprintf(out, "  symmetric heap: %s at %p (%s on every PE)\n",
           format_size(rt.memory.heap_size(), size, sizeof size), rt.memory.heap_base(),

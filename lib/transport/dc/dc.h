@@ -71,8 +71,12 @@ class Addresses {
   ib::AddressVector get(int peer, mlx5_wqe_av *out);
   // The bytes of every vector: 16 (compact) or 48.
   unsigned bytes() const { return compact_ ? 16 : sizeof(mlx5_wqe_av); }
-  // Bytes this object keeps per peer (for the scale report).
-  static constexpr size_t kBytesPerPeer = 8;  // DCT number and LID (+ a GID and handle on RoCE)
+  // Bytes this object keeps per peer: 8 on InfiniBand (DCT number and LID); RoCE adds the GID,
+  // the address handle and its vector's address (the handle itself is rdma-core's).
+  size_t bytes_per_peer() const {
+    return peers_.empty() ? 0
+                          : sizeof(Peer) + (global_ ? sizeof(ibv_gid) + 2 * sizeof(void *) : 0);
+  }
 
  private:
   struct Peer {  // InfiniBand: all it takes to address a peer

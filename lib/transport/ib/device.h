@@ -104,6 +104,7 @@ class AddressHandles {
   void reset(const Device *device, size_t peers);
   // The handle for `peer` at `lid`/`gid` (made now if it is the first); nullptr on failure.
   ibv_ah *get(int peer, uint16_t lid, const ibv_gid &gid);
+  size_t slots() const { return handles_.size(); }
 
  private:
   const Device *device_ = nullptr;

@@ -215,18 +215,33 @@ bool Transport::use_dc(unsigned dcis, std::string *why) {
   }
   destroy_lane(lanes_[0].get());
   lanes_[0] = std::move(lane0);
-  // The connection manager's addresses are no longer needed: the DC addresses are all.
+  // The connection manager's addresses and handles are no longer needed: the DC addresses are.
   peers_.clear();
   peers_.shrink_to_fit();
+  ahs_.reset(dev_, 0);
   return true;
 }
 
-size_t Transport::queue_pairs() const {
+Transport::Footprint Transport::footprint() const {
   std::lock_guard<std::mutex> lock(cm_mutex_);
-  size_t n = passive_.size() + (cm_qp_ ? 1 : 0) + (dct_ ? 1 : 0);
-  for (const auto &l : lanes_)
-    if (l) n += l->owned.size();
-  return n;
+  Footprint f;
+  f.queue_pairs = passive_.size() + (cm_qp_ ? 1 : 0) + (dct_ ? 1 : 0);
+  size_t lanes = 0;
+  for (const auto &l : lanes_) {
+    if (!l) continue;
+    ++lanes;
+    f.queue_pairs += l->owned.size();
+    for (const auto &ep : l->owned)
+      f.queue_bytes += sizeof(Endpoint) + (ep->signaled_mask + 1) * sizeof(Endpoint::Signaled) +
+                       (raw_ ? size_t{ep->sq.ring().bb_count} * MLX5_SEND_WQE_BB : 0);
+    f.lane_bytes += size_t{l->cq ? static_cast<unsigned>(l->cq->cqe) + 1 : 0} * 64 +
+                    kSlots * kSlotBytes + kPage;
+  }
+  f.queue_bytes += passive_.size() * kSendQueueDepth * MLX5_SEND_WQE_BB;
+  f.bytes_per_peer = lanes * sizeof(std::atomic<Endpoint *>) +
+                     (peers_.empty() ? 0 : sizeof(PeerAddress)) +
+                     (ahs_.slots() ? sizeof(ibv_ah *) : 0) + dc_addresses_.bytes_per_peer();
+  return f;
 }
 
 bool Transport::make_lane(Lane *l, std::string *why) {

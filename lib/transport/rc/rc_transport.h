@@ -129,8 +129,17 @@ class Transport {
   bool use_dc(unsigned dcis, std::string *why);
   bool dc() const { return dc_; }
   unsigned dci_count() const { return dci_count_; }
-  // Queue pairs of this PE now (QPs of lanes, responder-only QPs, DC target, connection manager).
-  size_t queue_pairs() const;
+  // What this PE's transport holds now: queue pairs (of lanes, responder-only, the DC target,
+  // the connection manager); bytes of their send queues and the state kept with them (rings of
+  // signaled WQEs), of lanes' completion queues, bounce and reply buffers; and bytes kept for
+  // every PE of the job whether used or not (addresses, endpoint slots).
+  struct Footprint {
+    size_t queue_pairs = 0;
+    size_t queue_bytes = 0;
+    size_t lane_bytes = 0;
+    size_t bytes_per_peer = 0;
+  };
+  Footprint footprint() const;
   PeerAddress address() const;
   void set_peer(int pe, const PeerAddress &address);
   // Stops the connection thread, destroys every QP of every lane and every cache entry.
