@@ -30,6 +30,13 @@ struct SegmentRecord {  // where a PE's segments are and their keys: O(1) per PE
   uint32_t file_rkey, data_rkey;
 };
 
+// What each PE keeps of another's record: the file (control area and heap) is at the same
+// address on every PE when the heap is (the default), and then its base is kept once.
+struct PeerSegments {
+  uint64_t data_base;
+  uint32_t file_rkey, data_rkey;
+};
+
 [[noreturn]] void rc_failed(int pe, const char *cause) {
   fatal("RDMA", "operation on PE %d failed: %s", pe, cause);
 }
@@ -105,9 +112,10 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
   // none of them is reported as not symmetric, in `routine`'s name.
   ib::RemoteAddr remote(const void *sym, int pe, const char *routine = "RDMA") const {
     const uintptr_t a = reinterpret_cast<uintptr_t>(sym);
-    const SegmentRecord &s = segments[static_cast<size_t>(pe)];
+    const PeerSegments &s = segments[static_cast<size_t>(pe)];
     if (uintptr_t off = a - file_base; off < file_size) [[likely]]
-      return {s.file_base + off, s.file_rkey};
+      return {(same_file_base ? file_base : file_bases[static_cast<size_t>(pe)]) + off,
+              s.file_rkey};
     if (uintptr_t off = a - rt.space.data.base; off >= rt.space.data.size) [[unlikely]]
       report_not_symmetric(sym, pe, routine ? routine : "RDMA");
     return {s.data_base + (a - rt.space.data.base), s.data_rkey};
@@ -115,7 +123,9 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
 
   std::unique_ptr<ib::Device> device;
   rc::Transport transport;
-  std::vector<SegmentRecord> segments;
+  std::vector<PeerSegments> segments;
+  std::vector<uint64_t> file_bases;  // unless same_file_base: every PE's
+  bool same_file_base = true;        // every PE's file is at file_base
   uintptr_t file_base = 0;
   size_t file_size = 0;
   ibv_mr *file_mr = nullptr, *data_mr = nullptr;
@@ -264,8 +274,16 @@ atomics::AtomicBackend *rdma_start(Bootstrap &boot) {
     std::vector<uint8_t> bytes = boot.get(pe, kSegmentsKey);
     if (bytes.size() != sizeof(SegmentRecord))
       fatal("shmem_init", "PE %d published no memory keys", pe);
-    memcpy(&r.segments[static_cast<size_t>(pe)], bytes.data(), sizeof(SegmentRecord));
+    SegmentRecord s;
+    memcpy(&s, bytes.data(), sizeof s);
+    r.segments[static_cast<size_t>(pe)] = {s.data_base, s.file_rkey, s.data_rkey};
+    if (s.file_base != r.file_base && r.file_bases.empty()) {  // not where ours is: keep all
+      r.file_bases.reserve(static_cast<size_t>(rt.npes));
+      r.file_bases.assign(static_cast<size_t>(pe), r.file_base);  // those before were
+    }
+    if (r.file_bases.capacity()) r.file_bases.push_back(s.file_base);
   }
+  r.same_file_base = r.file_bases.empty();
   peer::routes.network = &r;
   return &r;
 }
@@ -327,7 +345,8 @@ std::string rdma_footprint() {
   if (!g_rdma) return "-";
   const rc::Transport::Footprint f = g_rdma->transport.footprint();
   // The memory keys of every PE's segments are per-peer state too.
-  const size_t per_peer = f.bytes_per_peer + sizeof(SegmentRecord);
+  const size_t per_peer = f.bytes_per_peer + sizeof(PeerSegments) +
+                          (g_rdma->same_file_base ? 0 : sizeof(uint64_t));
   char text[256];
   snprintf(text, sizeof text,
            "%zu queue pairs, %zu KiB in their queues, %zu KiB in lanes (CQs, bounce buffers), "

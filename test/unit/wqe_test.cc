@@ -2,7 +2,8 @@
 // by hand from the mlx5 WQE format: control segment (opcode, opcode modifier, producer index, QP
 // number, size in 16-byte units, flags), remote-address segment, atomic segments (standard and
 // masked, 4 and 8 bytes), data and inline segments, all big-endian; WQEs that wrap at the end of
-// the ring; and nothing written outside the WQE.
+// the ring; and nothing written outside the WQE. DC WQEs: the same with the address vector
+// (compact 16 or whole 48 bytes) after the control segment, counted in its size.
 #include "lib/transport/ib/wqe.h"
 
 #include <gtest/gtest.h>
@@ -205,6 +206,76 @@ TEST(Wqe, InlineRdmaWrite) {
     }
   }
   EXPECT_EQ(max_inline_write(4), 4u * 64 - 16 - 16 - 4);
+}
+
+// DC: the address vector goes right after the control segment (1 or 3 segments, counted in the
+// WQE's size), then the segments of the RC WQE; at the ring's start and wrapping from its end.
+TEST(Wqe, DcAddressVectorAfterControl) {
+  for (const unsigned segments : {1u, 3u}) {
+    mlx5_wqe_av av{};
+    av.key.dc_key = htobe64(0x0011223344556677ull);
+    av.dqp_dct = htobe32(0x00abcdefu | (segments == 3 ? MLX5_EXTENDED_UD_AV : 0));
+    av.rlid = htobe16(0x0007);
+    std::string av_hex = segments == 3 ? "0011223344556677 80abcdef 00 00 0007"
+                                       : "0011223344556677 00abcdef 00 00 0007";
+    if (segments == 3) {  // the rest (MAC, GRH fields, GID) copied as it is
+      auto *rest = reinterpret_cast<uint8_t *>(&av) + 16;
+      for (unsigned i = 0; i < 32; ++i) {
+        rest[i] = static_cast<uint8_t>(0xa0 + i);
+        char b[3];
+        snprintf(b, sizeof b, "%02x", rest[i]);
+        av_hex += b;
+      }
+    }
+    const AddressVector to{&av, segments};
+    const auto ds = [&](unsigned rc_ds) { return static_cast<uint8_t>(rc_ds + segments); };
+    for (uint16_t pi : {uint16_t{0}, uint16_t{3}}) {
+      const std::string at = " (" + std::to_string(segments * 16) + "-byte vector, pi " +
+                             std::to_string(pi) + ")";
+      {
+        Ring ring(pi);
+        const unsigned bbs =
+            write_rdma_write(ring.sq, {kLocal, kLkey}, 4096, {kRemote, kRkey}, {}, to);
+        ring.expect(hex(ctrl(0, pi, 0x08, ds(3), 0) + av_hex + kRaddr + data_seg(4096)), bbs,
+                    ("DC RDMA write" + at).c_str());
+      }
+      {
+        Ring ring(pi);
+        const unsigned bbs =
+            write_rdma_read(ring.sq, {kLocal, kLkey}, 64, {kRemote, kRkey}, {true}, to);
+        ring.expect(hex(ctrl(0, pi, 0x10, ds(3), 0x08) + av_hex + kRaddr + data_seg(64)), bbs,
+                    ("DC RDMA read" + at).c_str());
+      }
+      for (const AmoRow &row : kAmoTable) {
+        Ring ring(pi);
+        const atomics::HcaAtomic a =
+            atomics::encode_for_hca(row.op, row.size, 0x1122334455667788ull, 0x0102030405060708ull);
+        const unsigned bbs =
+            write_atomic(ring.sq, a, {kLocal, kLkey}, {kRemote, kRkey}, {true, true}, to);
+        ring.expect(hex(ctrl(row.opmod, pi, row.opcode, ds(row.ds), 0x88) + av_hex + kRaddr +
+                        row.atomic_segments + data_seg(row.size)),
+                    bbs,
+                    ("DC " + std::string(atomics::amo_op_name(row.op)) + "/" +
+                     std::to_string(row.size) + at)
+                        .c_str());
+      }
+      {
+        Ring ring(pi);
+        const uint8_t payload[20] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+                                     18, 19, 20};
+        const unsigned bbs =
+            write_rdma_write_inline(ring.sq, payload, 20, {kRemote, kRkey}, {true}, to);
+        std::vector<uint8_t> want =
+            hex(ctrl(0, pi, 0x08, ds(2 + 2), 0x08) + av_hex + kRaddr +
+                "80000014 0102030405060708090a0b0c0d0e0f1011121314");
+        const size_t padded = (ds(4)) * 16u;  // padding: as the ring has it
+        for (size_t i = want.size(); i < padded; ++i)
+          want.push_back(ring.mem[(size_t{pi} * 64 + i) % sizeof ring.mem]);
+        ring.expect(want, bbs, ("DC inline write" + at).c_str());
+      }
+    }
+  }
+  EXPECT_EQ(max_inline_write(4, 48), 4u * 64 - 16 - 48 - 16 - 4);
 }
 
 }  // namespace

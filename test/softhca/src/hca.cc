@@ -37,6 +37,7 @@ Config load_config() {
   c.num_ports = int(env_knob("SOFTHCA_NUM_PORTS", 1, 1, 2));
   c.atomic_window_us = uint32_t(env_knob("SOFTHCA_ATOMIC_WINDOW_US", 0, 0, 1000000));
   c.masked_atomics = env_knob("SOFTHCA_MASKED_ATOMICS", 1, 0, 1) != 0;
+  c.compact_av = env_knob("SOFTHCA_COMPACT_AV", 1, 0, 1) != 0;
   const char* e = getenv("SOFTHCA_ATOMIC_ENDIAN");
   if (e && *e) {
     if (!strcmp(e, "host")) c.atomic_host_endian = true;
@@ -638,6 +639,10 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
     if (be32(av.dqp_dct) & MLX5_EXTENDED_UD_AV) {
       wqe_read(qp, start, off, &av, sizeof av);
       off += sizeof av;
+    } else if (!config().compact_av) {
+      // A device without compact_address_vector reads 48 bytes whatever the flag says: the WQE's
+      // segments after a 16-byte vector are misread; report it as the malformed WQE it is.
+      return fail(MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
     } else {
       off += 16;
     }

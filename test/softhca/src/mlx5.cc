@@ -15,6 +15,7 @@ void softhca_set_devx(ibv_context* c, bool on);
 int softhca_num_ports(void);
 int softhca_atomic_host_endian(void);
 int softhca_masked_atomics(void);
+int softhca_compact_av(void);
 
 bool mlx5dv_is_supported(ibv_device* d) { return softhca_is_softhca_device(d); }
 
@@ -83,7 +84,7 @@ int mlx5dv_devx_general_cmd(ibv_context* c, const void* in, size_t inlen, void* 
     set_field(cap, 0x1b8, 8, unsigned(softhca_num_ports()));
     set_field(cap, 0x1c3, 5, 20);                    // log_max_msg (1 MiB)
     set_field(cap, 0x1fc, 4, 1);                     // cqe_version
-    set_field(cap, 0x200, 1, 1);                     // compact_address_vector (hca.cc parses it)
+    set_field(cap, 0x200, 1, softhca_compact_av());  // compact_address_vector
     set_field(cap, 0x21a, 1, 1);                     // dct
     set_field(cap, 0x21e, 1, 1);                     // atomic
     set_field(cap, 0x23d, 1, 1);                     // ud
