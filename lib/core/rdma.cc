@@ -54,7 +54,8 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
     uint64_t old;
     // Straight to the HCA when it has the encoding this op needs on this size; otherwise
     // compare-swap loops.
-    const bool masked_here = caps.masked && (caps.masked_sizes_rc & r.size);
+    const bool masked_here =
+        caps.masked && ((transport.dc() ? caps.masked_sizes_dc : caps.masked_sizes_rc) & r.size);
     const bool direct = r.size == 8 && simple(r.op) ? caps.standard : masked_here;
     if (direct && nbi && !rt.control[r.pe]) {
       // To another node: a non-fetching AMO does not wait (complete at quiet), a fetching _nbi
