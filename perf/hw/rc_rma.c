@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#define BEST_DONE shmem_quiet()
+#include "best.h"
 
 #define MAX_SIZE (1 << 20)
 #define MAX_BATCH 1024
@@ -29,26 +31,6 @@ static long long_fetched[MAX_BATCH];
 static int int_fetched[MAX_BATCH];
 static uint64_t u64_fetched[MAX_BATCH];
 static uint32_t u32_fetched[MAX_BATCH];
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-/* Best of 5 loops of `n` (after one untimed), ns per iteration. */
-#define BEST(OUT, N, BODY)                                   \
-  do {                                                       \
-    double best_ = 1e30;                                     \
-    for (int rep_ = 0; rep_ < 6; rep_++) {                   \
-      double t0_ = now_ns();                                 \
-      for (int i = 0; i < (N); i++) { BODY; }                \
-      shmem_quiet();                                         \
-      double t_ = (now_ns() - t0_) / (N);                    \
-      if (rep_ > 0 && t_ < best_) best_ = t_;                \
-    }                                                        \
-    (OUT) = best_;                                           \
-  } while (0)
 
 static void lat(const char *name, int size, double ns) {
   printf("lat %s %d %.0f\n", name, size, ns);

@@ -41,6 +41,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "best.h"
 
 #define MAX_SIZE (1 << 20)
 #define MAX_BATCH 1024
@@ -53,12 +54,6 @@ struct target {
   uint32_t dctn, lid, rkey;
   uint64_t addr, key;
 };
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 static void die(const char *what) {
   fprintf(stderr, "verbs_dc: %s\n", what);
@@ -187,18 +182,6 @@ static void wait_one(void) {
     exit(1);
   }
 }
-
-#define BEST(OUT, N, BODY)                    \
-  do {                                        \
-    double best_ = 1e30;                      \
-    for (int rep_ = 0; rep_ < 6; rep_++) {    \
-      double t0_ = now_ns();                  \
-      for (int i = 0; i < (N); i++) { BODY; } \
-      double t_ = (now_ns() - t0_) / (N);     \
-      if (rep_ > 0 && t_ < best_) best_ = t_; \
-    }                                         \
-    (OUT) = best_;                            \
-  } while (0)
 
 /* The initiator's DCI: RESET->INIT (port), INIT->RTR (path MTU; the destination comes with each
  * work request), RTR->RTS (timeout, retries, up to 16 reads/atomics outstanding). */

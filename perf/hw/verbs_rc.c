@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "loopback.h"
+#include "best.h"
 
 #define MAX_SIZE (1 << 20)
 #define MAX_BATCH 1024
@@ -31,12 +32,6 @@ struct side {
   uint32_t qpn, lid, rkey;
   uint64_t addr;
 };
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 static void die(const char *what) {
   fprintf(stderr, "verbs_rc: %s\n", what);
@@ -98,18 +93,6 @@ static void wait_one(void) {
   }
   if (n < 0 || wc.status != IBV_WC_SUCCESS) die("completion error");
 }
-
-#define BEST(OUT, N, BODY)                    \
-  do {                                        \
-    double best_ = 1e30;                      \
-    for (int rep_ = 0; rep_ < 6; rep_++) {    \
-      double t0_ = now_ns();                  \
-      for (int i = 0; i < (N); i++) { BODY; } \
-      double t_ = (now_ns() - t0_) / (N);     \
-      if (rep_ > 0 && t_ < best_) best_ = t_; \
-    }                                         \
-    (OUT) = best_;                            \
-  } while (0)
 
 int main(int argc, char **argv) {
   const int iters = argc > 1 ? atoi(argv[1]) : 1000;
