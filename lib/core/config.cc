@@ -45,7 +45,7 @@ constexpr Variable kVariables[] = {
      "how a waiting PE waits: auto spins when every PE has a core, else yields then sleeps"},
     {"HOSHMEM_TRANSPORT", nullptr, "auto", "auto, rc, dc or ud",
      "inter-node transport (and, in all-HW mode, the one HCA loopback uses): auto = dc when "
-     "every PE's device has DC and the job has at least 64 PEs, else rc; ud (all-SW mode "
+     "every PE's device has DC and the job has at least 16 PEs, else rc; ud (all-SW mode "
      "only): puts, gets and AMOs to other nodes as UD messages, one queue pair per PE; in "
      "all-SW mode AMOs are UD messages either way"},
     {"HOSHMEM_DCI_COUNT", nullptr, "8", "1 to 64",

@@ -167,9 +167,13 @@ int g_no_dc_pe = -1;    // the first PE without a DC target, and why
 std::string g_no_dc;
 std::string g_transport_reason;  // why RC or DC (SHMEM_INFO)
 
-// HOSHMEM_TRANSPORT=auto picks DC from this many PEs up (when every PE can): below it, RC's
-// queue pair per peer costs little and its operations are at least as fast (perf/hw/dc.sh).
-constexpr int kDcCrossover = 64;
+// HOSHMEM_TRANSPORT=auto picks DC from this many PEs up (when every PE can). Measured by
+// perf/hw/dc.sh over softhca: per operation DC costs what RC does (within 2%); from 16 PEs both
+// its memory (a constant 1.7 MiB against RC's 120 KiB per connected peer) and the first
+// all-to-all (no connections: 7 ms against 40-50 ms) are below RC's. Below 16 RC's queue pair per
+// peer costs little, and a PE busy with more peers than HOSHMEM_DCI_COUNT initiators waits for
+// one to go idle, which RC never does.
+constexpr int kDcCrossover = 16;
 
 ibv_mr *register_range(uintptr_t base, size_t size, int access) {
   if (size == 0) return nullptr;

@@ -850,8 +850,11 @@ Transport::Endpoint *Transport::dci_for(Lane *l, int pe) {
       l->next_dci = (l->next_dci + i + 1) % n;
       return ep;
     }
-    // None idle: read completions, and if none came, complete the next one in turn.
-    if (!progress(l)) quiet_endpoint(l, l->dcis[l->next_dci]);
+    // None idle: read completions; if none came, make sure every initiator's last WQE will
+    // bring one (the first to finish goes to this peer), then wait for them.
+    if (progress(l)) continue;
+    for (Endpoint *ep : l->dcis) ask_completion(l, ep);
+    while (!progress(l)) sched_yield();
   }
 }
 
@@ -1040,14 +1043,18 @@ unsigned Transport::take_slot(Lane *l) {
 // zero-length write behind it brings the CQE that retires it.
 void Transport::quiet_endpoint(Lane *l, Endpoint *ep) {
   if (ep->done == ep->posted) return;
-  uint64_t last = ep->posted;
-  if (ep->since_signal != 0) {
-    const bool fence = ep->fence_next;  // a pending fence stays for the next real operation
-    last = submit(l, ep, Wqe{Wqe::kWrite, nullptr, {0, 0}, 0, ep->last_remote, nullptr},
-                  Action{}, true);
-    ep->fence_next = fence;
-  }
-  wait_for(l, ep, last);
+  wait_for(l, ep, ask_completion(l, ep));
+}
+
+// Makes sure a completion will come for the last WQE posted on `ep` (a signaled zero-length
+// write behind it if it went unsignaled); returns its number.
+uint64_t Transport::ask_completion(Lane *l, Endpoint *ep) {
+  if (ep->since_signal == 0) return ep->posted;
+  const bool fence = ep->fence_next;  // a pending fence stays for the next real operation
+  const uint64_t last = submit(
+      l, ep, Wqe{Wqe::kWrite, nullptr, {0, 0}, 0, ep->last_remote, nullptr}, Action{}, true);
+  ep->fence_next = fence;
+  return last;
 }
 
 void Transport::rma(Lane *l, int pe, bool write, void *local, size_t length,

@@ -63,7 +63,8 @@
 // peer keeps the initiator it is using while it has operations outstanding on it (so fence,
 // put-then-signal and "a read sees my earlier write" keep holding: they are orders within one
 // queue); once they are complete the initiator may go to another peer, the least recently taken
-// idle one first. With none idle, the next one in turn is made idle (quiet). There is no
+// idle one first. With none idle, every initiator is asked for a completion of its last WQE and
+// the first to finish goes to the new peer. There is no
 // connection: no connection thread, no per-peer queue pair, the same per-PE cost at any job
 // size. DC needs the mlx5 WQE path (not HOSHMEM_RC_VERBS).
 //
@@ -233,6 +234,7 @@ class Transport {
   void retire(Lane *lane, Endpoint *ep, uint64_t id, bool by_seq);
   void complete(Lane *lane, const Action &action);
   void quiet_endpoint(Lane *lane, Endpoint *ep);
+  uint64_t ask_completion(Lane *lane, Endpoint *ep);
   unsigned take_slot(Lane *lane);
   uint32_t lkey_of(const void *p, size_t length) const;  // 0: not registered
   CacheEntry *cache_lookup(Lane *lane, const void *p, size_t length);
