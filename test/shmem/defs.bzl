@@ -37,8 +37,8 @@ def shmem_test(
                      runs in all-SW mode with everything to other nodes as UD messages
                      (HOSHMEM_ATOMICS=sw HOSHMEM_TRANSPORT=ud): `name_sw_k1_np<N>` and
                      `name_sw_k2_np4`, tagged "across_nodes_sw", unless `env` asks for all-HW;
-                     and in all-HW mode over DC (HOSHMEM_TRANSPORT=dc): `name_dc_k1_np<N>`
-                     and `name_dc_k2_np4`, tagged "across_nodes_dc"
+                     and in all-HW mode over DC (HOSHMEM_TRANSPORT=dc) at the largest of those
+                     sizes: `name_dc_k1_np4` and `name_dc_k2_np4`, tagged "across_nodes_dc"
     """
     if across_nodes == None:
         across_nodes = binary == None
@@ -67,10 +67,13 @@ def shmem_test(
             modes.append(("_sw", "sw", "ud", "across_nodes_sw"))
         for suffix, atomics, transport, tag in modes:
             for k in [1, 2]:
+                sizes = [n for n in nps if n > k and n <= 4]
+                if transport == "dc" and sizes:
+                    sizes = [max(sizes)]  # DC shares RC's engine: its largest size suffices
                 _runs(
                     "%s%s_k%d" % (name, suffix, k),
                     binary,
-                    [n for n in nps if n > k and n <= 4],
+                    sizes,
                     dict(env, HOSHMEM_ATOMICS = atomics, HOSHMEM_TRANSPORT = transport,
                          HOSHMEM_PES_PER_NODE = str(k)),
                     status,
