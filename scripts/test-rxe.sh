@@ -52,8 +52,9 @@ $m 2 fail_sigkill 60 --expect-status nonzero --no-survivors --expect-stderr ${di
 $m 2 fail_abort 60 --expect-status nonzero --no-survivors --expect-stderr ${die_re}ABRT
 TESTS
     # Over RC, RMA from 0 bytes to 64 MiB (rma_large) and the large reduction program (~20 s
-    # each); over UD under TCG each takes more than 5 min: there the sized and mem routines
-    # (rma_sized) and pitfall_3_completion's 1 MiB transfers stand for the larger size classes.
+    # each); over UD under TCG, rma_large takes more than 5 min and coll_reduce up to 5: there
+    # the sized and mem routines (rma_sized) and pitfall_3_completion's 1 MiB transfers stand for
+    # the larger size classes, and pitfall_9_team_immediate's sum_reduce for the reductions.
     case $m in
       rc) cat <<TESTS ;;
 rc 2 pitfall_3_completion
@@ -116,7 +117,7 @@ prepare_guest() {
   kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/ { print $2; exit }')
   [[ -n $kpkg ]] || { echo "no linux-image-amd64 in apt's lists (apt-get update?)"; return 1; }
   kver=${kpkg#linux-image-}
-  stamp="$kpkg $modules $(cat scripts/rxe/init "$0" | sha1sum | cut -c1-12)"
+  stamp="$kpkg $modules $({ cat scripts/rxe/init; declare -f prepare_guest module_order; } | sha1sum | cut -c1-12)"
   if [[ -f $guest/initramfs.gz && -f $guest/vmlinuz && $(cat "$guest/stamp" 2>/dev/null) == "$stamp" ]]; then
     echo "   cached: $kpkg"
     return 0
@@ -214,6 +215,7 @@ timeout -k 10 "$limit" qemu-system-x86_64 -nodefaults -no-reboot -display none -
   -virtfs "local,path=$repo/$results,mount_tag=results,security_model=none,multidevs=remap" \
   </dev/null >"$guest/qemu.log" 2>&1 &
 qemu=$!
+trap 'kill "$qemu" 2>/dev/null; exit 130' INT TERM
 shown=0
 show_progress() {
   local n
