@@ -1,0 +1,79 @@
+#!/bin/bash
+# The guest side of scripts/test-rxe.sh: runs as root in the soft-RoCE guest, in a chroot of the
+# host's root (read-only under a tmpfs overlay), with the results share at /results. Brings up
+# rxe0 on eth0, then runs every line of /results/plan through the repository's own judge,
+# test/shmem/run_test.sh (its timeout per test, the expected status and output of the BUILD
+# file's shmem_test). Writes one line per test to /results/progress and /results/results, each
+# test's output to /results/logs/ID.log. Exit status: 0 if every test passed, else 1.
+set -u
+source /results/env # REPO, OSHRUN, BINDIR (host paths, the same inside the guest)
+exec >>/results/guest.log 2>&1
+progress() { echo "$*" >>/results/progress; }
+
+# devtmpfs has no /dev/fd (bash's process substitution needs it)
+[[ -e /dev/fd ]] || ln -s /proc/self/fd /dev/fd
+ip link set lo up
+ip addr add 10.0.0.1/24 dev eth0
+ip link set eth0 up
+if ! rdma link add rxe0 type rxe netdev eth0; then
+  progress "guest: rdma link add rxe0 failed (see $RESULTS_HOST/guest.log)"
+  exit 2
+fi
+# GID 0 (RoCE v2, the IPv6 link-local address) appears once IPv6 has configured eth0
+gid=/sys/class/infiniband/rxe0/ports/1/gids/0
+for _ in $(seq 100); do
+  [[ -r $gid && $(cat "$gid") != 0000:0000:0000:0000:0000:0000:0000:0000 ]] && break
+  sleep 0.2
+done
+ibv_devinfo -v -d rxe0 | grep -E 'state|link_layer|GID\[ *0\]' | head -5
+progress "guest: rxe0 up on eth0 ($(cut -d' ' -f1 /proc/uptime) s after boot), GID 0 $(cat "$gid" 2>/dev/null)"
+
+ulimit -l unlimited
+export HOSHMEM_PES_PER_NODE=1 SHMEM_SYMMETRIC_SIZE=64M
+export TEST_TMPDIR=/tmp
+mkdir -p /results/logs
+# rxe0's packet counter: each test's line says how many packets it sent over rxe0
+counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
+packets() { cat "$counters/sent_pkts" 2>/dev/null || echo 0; }
+# what the library says it uses (device, transport, atomics), once per mode, into info-MODE.log
+failed=0
+while IFS=$'\t' read -r -a f; do
+  ((${#f[@]})) || continue
+  id=${f[0]} np=${f[1]} limit=${f[2]} prog=${f[3]}
+  mode=${id%%_*}
+  if [[ ! -e /results/info-$mode.log ]]; then
+    envs=()
+    for ((i = 4; i < ${#f[@]} - 1; i++)); do [[ ${f[i]} == --env ]] && envs+=("${f[i + 1]}"); done
+    env "${envs[@]}" SHMEM_INFO=1 timeout 60 "$OSHRUN" -np 2 --bind-to none "$BINDIR/$prog" \
+      >"/results/info-$mode.log" 2>&1 </dev/null
+    info=/results/info-$mode.log
+    progress "guest: $mode: $(sed -n 's/^  atomicity mode: \([^ ]*\).*/atomicity \1,/p; s/^  transport: \([a-z]*\) .*/transport \1,/p; s/^  RDMA device: \([^;]*\);.*/device \1/p' "$info" | tr '\n' ' ' | sed 's/[ ,]*$//')"
+  fi
+  before=$(packets)
+  start=$(date +%s.%N)
+  # the outer timeout only guards against run_test.sh itself hanging
+  export OSHRUN RXE_STDERR=/results/logs/$id.stderr
+  timeout -k 5 $((limit + 30)) bash "$REPO/test/shmem/run_test.sh" --np "$np" --timeout "$limit" \
+    "${f[@]:4}" "$REPO/scripts/rxe/launch.sh" "$BINDIR/$prog" >"/results/logs/$id.log" 2>&1 </dev/null
+  status=$?
+  secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+  # a job expected to fail must end with one clear line: its stderr has exactly one line, shown
+  said=""
+  if [[ " ${f[*]:4} " == *" --expect-status "* ]]; then
+    lines=$(wc -l <"$RXE_STDERR")
+    said=": $(grep -m1 '^oshrun:' "$RXE_STDERR")"
+    if ((lines != 1)); then
+      said+=" ($lines lines on stderr, expected 1)"
+      ((status)) || { status=1; echo "FAILED here: stderr has $lines lines, expected 1:" >>"/results/logs/$id.log"; cat "$RXE_STDERR" >>"/results/logs/$id.log"; }
+    fi
+  fi
+  if ((status == 0)); then
+    word=PASS
+  else
+    word=FAIL failed=1
+  fi
+  echo "$word $id $secs" >>/results/results
+  progress "$word $id (${secs} s, $(($(packets) - before)) packets on rxe0)$said"
+done </results/plan
+progress "guest: done ($(cut -d' ' -f1 /proc/uptime) s after boot)"
+exit $failed

@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# The third command of README.md: hoshmem's multi-PE tests over real verbs, the Linux kernel's
+# soft-RoCE (rdma_rxe), in a QEMU guest, for machines without an RDMA device.
+#
+#   scripts/test-rxe.sh [NAME...]     NAME: a program (amo, lock, ...) or a mode (rc, ud);
+#                                     default: every test of the table below
+#
+# Installs what is missing (scripts/debian-packages.txt and scripts/rxe/debian-packages.txt),
+# takes Debian's own kernel and its modules out of the linux-image package (downloaded with
+# apt-get, not installed) and builds a small initramfs (busybox, virtio, 9p, overlay, rdma_rxe,
+# ib_uverbs) in build/rxe/ (kept for the next run), builds the test programs with Bazel, and boots
+# one guest (QEMU, TCG unless KVM is available) that sees this machine's root read-only over 9p
+# and runs scripts/rxe/guest-run.sh: rxe0 on eth0, then each test through test/shmem/run_test.sh
+# with HOSHMEM_PES_PER_NODE=1 (every PE its own node, all traffic over rxe0), in all-HW mode over
+# RC and in all-SW mode over UD. Prints a line per test, the end of each failing test's log, then
+# "N passed, N failed" and the time taken; exits non-zero if a test failed or the guest did not
+# finish. Bazel's output goes to build/logs/test-rxe.log, the guest's console to
+# build/rxe/console.log, the results and every test's log to build/rxe/results/.
+#
+# Env: RXE_TIMEOUT (s for the whole guest, default 2700), RXE_MEM (MiB, default 2048),
+#      RXE_SMP (vCPUs, default 2).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+begin=$SECONDS
+filters=("$@")
+
+# ---- the tests: MODE NP PROGRAM [TIMEOUT_S [run_test.sh options...]] ----
+# rc: all-HW mode (every AMO by the HCA) over RC; ud: all-SW mode, AMOs as UD messages executed by
+# the target's CPU, RMA over UD as well. The guest's default heap is SHMEM_SYMMETRIC_SIZE=64M
+# (rxe pins registered memory: the default 1G gets the guest OOM-killed).
+die_re='^oshrun:.PE.[0-9]+.died.from.SIG' # run_test.sh options: no spaces
+table() {
+  local m
+  for m in rc ud; do
+    cat <<TESTS
+$m 2 amo
+$m 4 amo
+$m 2 amo_contention
+$m 4 amo_contention
+$m 2 rma_typed
+$m 2 fence_amo_put
+$m 4 fence_amo_put
+$m 2 pitfall_1_implied_quiet
+$m 2 signal_basic
+$m 2 put_signal_peers 240 --expect-output put_signal_peers:.OK.on.{np}.PEs
+$m 4 put_signal_peers 240 --expect-output put_signal_peers:.OK.on.{np}.PEs
+$m 2 sync_families
+$m 2 pitfall_9_team_immediate
+$m 2 lock
+$m 4 lock
+$m 2 fail_sigkill 60 --expect-status nonzero --no-survivors --expect-stderr ${die_re}KILL
+$m 2 fail_abort 60 --expect-status nonzero --no-survivors --expect-stderr ${die_re}ABRT
+TESTS
+    # Over RC, RMA from 0 bytes to 64 MiB (rma_large) and the large reduction program (~20 s
+    # each); over UD under TCG, rma_large takes more than 5 min and coll_reduce up to 5: there
+    # the sized and mem routines (rma_sized) and pitfall_3_completion's 1 MiB transfers stand for
+    # the larger size classes, and pitfall_9_team_immediate's sum_reduce for the reductions.
+    case $m in
+      rc) cat <<TESTS ;;
+rc 2 pitfall_3_completion
+rc 2 rma_large 300 --env SHMEM_SYMMETRIC_SIZE=100M
+rc 2 coll_reduce 400 --env SHMEM_SYMMETRIC_SIZE=16M
+TESTS
+      ud) cat <<TESTS ;;
+ud 2 pitfall_3_completion 400
+ud 2 rma_sized
+TESTS
+    esac
+  done
+}
+wanted() { # MODE PROGRAM: selected by the command's arguments?
+  ((${#filters[@]})) || return 0
+  local a
+  for a in "${filters[@]}"; do [[ $a == "$1" || $a == "$2" ]] && return 0; done
+  return 1
+}
+
+scripts/deps.sh || exit 1
+missing=()
+while read -r pkg; do
+  [[ -z $pkg || $pkg == \#* ]] && continue
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done <scripts/rxe/debian-packages.txt
+if ((${#missing[@]})); then
+  echo "deps: installing ${missing[*]}" >&2
+  sudo=""; [[ $(id -u) -ne 0 ]] && sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+    exit 1
+fi
+source scripts/quiet-bazel.sh
+log=build/logs/test-rxe.log
+guest=build/rxe
+mkdir -p build/logs "$guest"
+: >"$log"
+
+# ---- the guest: Debian's kernel and modules, a busybox initramfs ----
+modules="virtio_pci virtio_net 9pnet_virtio 9p overlay crc32_generic rdma_rxe ib_uverbs"
+module_order() { # MODDIR MODULE...: the modules' .ko files, each after its dependencies
+  local dir=$1; shift
+  local -A done_=()
+  visit() {
+    local m=$1 ko dep
+    [[ -n ${done_[$m]:-} ]] && return 0
+    done_[$m]=1
+    ko=$(find "$dir/kernel" -name "$m.ko*" -o -name "${m//_/-}.ko*" | head -1)
+    [[ -n $ko ]] || { echo "kernel module $m not found in $dir" >&2; return 1; }
+    for dep in $(readelf -p .modinfo "$ko" | sed -n 's/.*depends=//p' | tr , ' '); do
+      visit "$dep" || return 1
+    done
+    echo "$ko"
+  }
+  for m in "$@"; do visit "$m" || return 1; done
+}
+prepare_guest() {
+  local kpkg kver stamp deb root ko
+  kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/ { print $2; exit }')
+  [[ -n $kpkg ]] || { echo "no linux-image-amd64 in apt's lists (apt-get update?)"; return 1; }
+  kver=${kpkg#linux-image-}
+  stamp="$kpkg $modules $({ cat scripts/rxe/init; declare -f prepare_guest module_order; } | sha1sum | cut -c1-12)"
+  if [[ -f $guest/initramfs.gz && -f $guest/vmlinuz && $(cat "$guest/stamp" 2>/dev/null) == "$stamp" ]]; then
+    echo "   cached: $kpkg"
+    return 0
+  fi
+  rm -f "$guest/stamp"
+  mkdir -p "$guest/debs"
+  chmod 777 "$guest/debs" # apt's _apt user downloads into it
+  deb=$(ls "$guest/debs/${kpkg}_"*.deb 2>/dev/null | head -1)
+  if [[ -z $deb ]]; then
+    (cd "$guest/debs" && apt-get download -qq "$kpkg") >>"$log" 2>&1 || {
+      sudo=""; [[ $(id -u) -ne 0 ]] && sudo=sudo
+      $sudo apt-get update -qq >>"$log" 2>&1
+      (cd "$guest/debs" && apt-get download -qq "$kpkg") >>"$log" 2>&1
+    } || { echo "apt-get download $kpkg failed (see $log)"; return 1; }
+    deb=$(ls "$guest/debs/${kpkg}_"*.deb | head -1)
+  fi
+  rm -rf "$guest/kernel" && dpkg-deb -x "$deb" "$guest/kernel" || return 1
+  cp "$guest/kernel/boot/vmlinuz-$kver" "$guest/vmlinuz" || return 1
+  root=$guest/initramfs
+  rm -rf "$root" && mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,modules}
+  cp /bin/busybox "$root/bin/busybox"
+  for a in $(/bin/busybox --list); do [[ $a == busybox ]] || ln -sf busybox "$root/bin/$a"; done
+  module_order "$guest/kernel/lib/modules/$kver" $modules >"$guest/modules.txt" || return 1
+  : >"$root/modules.order"
+  while read -r ko; do
+    case $ko in
+      *.ko.xz) xz -dc "$ko" >"$root/modules/$(basename "${ko%.xz}")" ;;
+      *) cp "$ko" "$root/modules/" ;;
+    esac
+    basename "${ko%.xz}" >>"$root/modules.order"
+  done <"$guest/modules.txt"
+  cp scripts/rxe/init "$root/init"
+  chmod +x "$root/init"
+  (cd "$root" && find . | /bin/busybox cpio -o -H newc 2>/dev/null) | gzip -1 >"$guest/initramfs.gz" || return 1
+  rm -rf "$guest/kernel"
+  echo "$stamp" >"$guest/stamp"
+  echo "   $kpkg, $(wc -l <"$root/modules.order") modules"
+}
+step "guest: kernel and initramfs ($guest)"
+prepare_guest || exit 1
+
+# ---- the plan and the build ----
+plan=()
+programs=()
+while read -r mode np prog limit opts; do
+  wanted "$mode" "$prog" || continue
+  if [[ $mode == rc ]]; then env="--env HOSHMEM_ATOMICS=hw --env HOSHMEM_TRANSPORT=rc"
+  else env="--env HOSHMEM_ATOMICS=sw --env HOSHMEM_TRANSPORT=ud"; fi
+  line=$(printf '%s\t%s\t%s\t%s' "${mode}_${prog}_np$np" "$np" "${limit:-240}" "$prog")
+  set -f
+  for o in $env ${opts:-}; do line+=$'\t'"$o"; done
+  set +f
+  plan+=("$line")
+  [[ " ${programs[*]} " == *" //test/shmem:$prog "* ]] || programs+=("//test/shmem:$prog")
+done < <(table)
+((${#plan[@]})) || { echo "no test matches: ${filters[*]}"; exit 2; }
+
+step "building oshrun and ${#programs[@]} test programs (Bazel's output: $log)"
+bazel_logged "$log" build //tools/oshrun:oshrun "${programs[@]}"
+status=$?
+bindir=$(bazel info bazel-bin 2>>"$log")
+bazel shutdown >/dev/null 2>&1
+if ((status != 0)) || [[ -z $bindir ]]; then
+  show_build_errors "$log"
+  echo "0 passed, ${#plan[@]} failed (the build failed)"
+  exit 1
+fi
+
+# ---- the run ----
+results=$guest/results
+rm -rf "$results" && mkdir -p "$results"
+printf '%s\n' "${plan[@]}" >"$results/plan"
+repo=$(pwd -P)
+cat >"$results/env" <<ENV
+REPO=$repo
+OSHRUN=$bindir/tools/oshrun/oshrun
+BINDIR=$bindir/test/shmem
+RESULTS_HOST=$repo/$results
+ENV
+: >"$results/progress"
+accel=(-accel tcg,tb-size=256)
+if grep -qwE 'vmx|svm' /proc/cpuinfo && [[ -w /dev/kvm ]]; then
+  accel=(-accel kvm "${accel[@]}") # QEMU falls back to the next -accel if KVM does not start
+fi
+limit=${RXE_TIMEOUT:-2700}
+step "running ${#plan[@]} tests in the guest (${accel[1]%%,*}; console: $guest/console.log; at most ${limit} s)"
+timeout -k 10 "$limit" qemu-system-x86_64 -nodefaults -no-reboot -display none -monitor none \
+  "${accel[@]}" -cpu max -smp "${RXE_SMP:-2}" -m "${RXE_MEM:-2048}" \
+  -kernel "$guest/vmlinuz" -initrd "$guest/initramfs.gz" \
+  -append "console=ttyS0 panic=-1 quiet rxe.run=$repo/scripts/rxe/guest-run.sh" \
+  -serial "file:$guest/console.log" \
+  -netdev user,id=n0 -device virtio-net-pci,netdev=n0,romfile= \
+  -device isa-debug-exit,iobase=0xf4,iosize=4 \
+  -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+  -virtfs "local,path=$repo/$results,mount_tag=results,security_model=none,multidevs=remap" \
+  </dev/null >"$guest/qemu.log" 2>&1 &
+qemu=$!
+trap 'kill "$qemu" 2>/dev/null; exit 130' INT TERM
+shown=0
+show_progress() {
+  local n
+  n=$(wc -l <"$results/progress")
+  ((n > shown)) && sed -n "$((shown + 1)),${n}p" "$results/progress" | sed "s/^/   $((SECONDS - begin))s: /"
+  shown=$n
+}
+while kill -0 "$qemu" 2>/dev/null; do
+  sleep 2
+  show_progress
+done
+wait "$qemu"
+qrc=$?
+show_progress
+# isa-debug-exit: QEMU exits with 2*N+1 for the runner's status N; 124/137: our timeout
+case $qrc in
+  124 | 137) guest_end="the guest did not finish within ${limit} s (timeout)" ;;
+  1 | 3) guest_end="" ;;
+  *) if ((qrc % 2)); then guest_end="the guest runner ended with status $(((qrc - 1) / 2))"
+     else guest_end="QEMU ended with status $qrc (see $guest/qemu.log, $guest/console.log)"; fi ;;
+esac
+
+passed=0 failed=0 failed_ids=()
+declare -A done_ids=()
+while read -r word id _; do
+  done_ids[$id]=1
+  if [[ $word == PASS ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); failed_ids+=("$id"); fi
+done < <(cat "$results/results" 2>/dev/null)
+notrun=0
+for line in "${plan[@]}"; do [[ -n ${done_ids[${line%%$'\t'*}]:-} ]] || notrun=$((notrun + 1)); done
+shown_logs=0
+for id in "${failed_ids[@]+"${failed_ids[@]}"}"; do
+  echo "FAILED $id (log: $results/logs/$id.log)"
+  if ((shown_logs < 3)); then
+    grep -av '^$' "$results/logs/$id.log" | tail -12 | sed 's/^/    /'
+    shown_logs=$((shown_logs + 1))
+  fi
+done
+if [[ -n $guest_end ]]; then
+  echo "$guest_end; the guest's console says:"
+  tr -d '\r' <"$guest/console.log" | grep -aiE 'rxe-init|panic|fail|error|out of memory|killed' |
+    tail -8 | sed 's/^/    /'
+fi
+((notrun)) && echo "$notrun tests did not run (counted as failed)"
+failed=$((failed + notrun))
+echo "$passed passed, $failed failed"
+echo "took $(((SECONDS - begin) / 60)) min $(((SECONDS - begin) % 60)) s"
+((failed == 0 && qrc == 1))
