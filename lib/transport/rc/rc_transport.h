@@ -62,11 +62,10 @@
 // lane a pool of HOSHMEM_DCI_COUNT initiators whose WQEs carry the target's address vector. A
 // peer keeps the initiator it is using while it has operations outstanding on it (so fence,
 // put-then-signal and "a read sees my earlier write" keep holding: they are orders within one
-// queue); once they are complete the initiator may go to another peer, the least recently taken
-// idle one first. With none idle, every initiator is asked for a completion of its last WQE and
-// the first to finish goes to the new peer. There is no
-// connection: no connection thread, no per-peer queue pair, the same per-PE cost at any job
-// size. DC needs the mlx5 WQE path (not HOSHMEM_RC_VERBS).
+// queue); once they are complete the initiator may go to another peer (the next idle one in
+// turn). With none idle, every initiator is asked for a completion of its last WQE and the first
+// to finish goes to the new peer. There is no connection: no connection thread, no per-peer queue
+// pair, the same per-PE cost at any job size. DC needs the mlx5 WQE path (not HOSHMEM_RC_VERBS).
 //
 // Errors. An error completion (peer gone: retries exceeded, flushed) or a connection that is not
 // answered within 10 s calls the ErrorHandler once, naming the PE.
