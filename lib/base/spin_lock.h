@@ -18,8 +18,8 @@ class SpinLock {
     while (held_.exchange(true, std::memory_order_acquire)) [[unlikely]]
       wait_until_free();
   }
-  bool try_lock() { return !held_.exchange(true, std::memory_order_acquire); }
-  void unlock() { held_.store(false, std::memory_order_release); }
+  [[gnu::always_inline]] bool try_lock() { return !held_.exchange(true, std::memory_order_acquire); }
+  [[gnu::always_inline]] void unlock() { held_.store(false, std::memory_order_release); }
 
  private:
   void wait_until_free() {

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "lib/atomics/hca_encoding.h"
+#include "lib/core/rdma_add.h"
 #include "lib/core/runtime.h"
 #include "lib/transport/ib/device.h"
 #include "lib/transport/net/peer.h"
@@ -30,12 +31,11 @@ struct SegmentRecord {  // where a PE's segments are and their keys: O(1) per PE
   uint32_t file_rkey, data_rkey;
 };
 
-// What each PE keeps of another's record: the file (control area and heap) is at the same
-// address on every PE when the heap is (the default), and then its base is kept once.
-struct PeerSegments {
-  uint64_t data_base;
-  uint32_t file_rkey, data_rkey;
-};
+}  // namespace
+
+RdmaAddPath rdma_add_path;
+
+namespace {
 
 [[noreturn]] void rc_failed(int pe, const char *cause) {
   fatal("RDMA", "operation on PE %d failed: %s", pe, cause);
@@ -78,15 +78,13 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
     if (r.op != atomics::AmoOp::Fetch && rt.control[r.pe]) notify(r.pe);  // a waiter here
   }
 
+  // The API tried rdma_add_inline (rdma_add.h) first.
   void add_nbi(int lane, int pe, const void *target, uint64_t value,
                const char *routine) override {
-    if (rt.control[pe]) [[unlikely]]  // this node: complete in the call, as execute says why
-      return add_on_node(lane, pe, target, value, routine);
+    if (rt.control[pe])  // this node: complete in the call, as execute says why
+      return execute({atomics::AmoOp::FetchAdd, 8, pe, target, value, 0, nullptr, lane, routine},
+                     true);
     transport.atomic_add_nbi(lane, pe, value, remote(target, pe, routine));
-  }
-  [[gnu::noinline]] void add_on_node(int lane, int pe, const void *target, uint64_t value,
-                                     const char *routine) {
-    execute({atomics::AmoOp::FetchAdd, 8, pe, target, value, 0, nullptr, lane, routine}, true);
   }
 
   void quiet(int lane) override { transport.quiet(lane); }
@@ -289,6 +287,11 @@ atomics::AtomicBackend *rdma_start(Bootstrap &boot) {
     if (r.file_bases.capacity()) r.file_bases.push_back(s.file_base);
   }
   r.same_file_base = r.file_bases.empty();
+  // The API's inline add (rdma_add.h) needs the heap where ours is; it serves HCA atomics only
+  // and makes none of SHMEM_DEBUG's checks.
+  if (r.same_file_base && rt.mode == atomics::AtomicityMode::AllHardware && !rt.debug)
+    rdma_add_path = {r.transport.lane_table(), r.file_base, r.file_size, rt.space.data.base,
+                     r.data_mr ? rt.space.data.size : 0, r.segments.data()};
   peer::routes.network = &r;
   return &r;
 }
@@ -296,6 +299,7 @@ atomics::AtomicBackend *rdma_start(Bootstrap &boot) {
 void rdma_stop() {
   if (!g_rdma) return;
   peer::routes.network = nullptr;
+  rdma_add_path = {};
   g_rdma->transport.quiet();
   g_rdma->transport.shutdown();
   for (ibv_mr *mr : {g_rdma->file_mr, g_rdma->data_mr})

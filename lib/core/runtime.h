@@ -22,7 +22,6 @@
 #include "lib/progress/wait.h"
 
 namespace hoshmem {
-
 struct Runtime {
   // --- hot: read by every RMA/AMO ---
   int me = -1;

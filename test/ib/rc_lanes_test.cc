@@ -249,6 +249,56 @@ TEST(RcLanes, AtomicNbiFetchingAndNot) {
   EXPECT_EQ(p.c.wait(), 0);
 }
 
+// The API's inline add (try_add_inline) posts only where atomic_add_nbi has gone first, and
+// gives way to it whenever a fence is due (after fence(), after a put under REORDER) or the
+// queue pair has no room: every add counted once, the inline ones most of them on the mlx5 path,
+// none through plain verbs.
+TEST(RcLanes, InlineAddGivesWayToFencesAndRoom) {
+  Pair p;
+  ASSERT_TRUE(p.ok);
+  Side &s = p.s;
+  const int lane = s.rc.open_lane(true);
+  const Transport::LaneTable lanes = s.rc.lane_table();
+  const ib::RemoteAddr word = s.remote(kWords + 128);
+  uint64_t expect = s.rc.atomic(0, 1, atomics::encode_for_hca(AmoOp::Fetch, 8, 0, 0), word);
+  for (int l : {0, lane}) {
+    ASSERT_FALSE(Transport::try_add_inline(lanes, l, 1, 1, word))
+        << "lane " << l << ": inline before atomic_add_nbi used the queue pair";
+    int inline_adds = 0, general_adds = 0;
+    auto add = [&](uint64_t v) {
+      if (Transport::try_add_inline(lanes, l, 1, v, word)) {
+        ++inline_adds;
+      } else {
+        s.rc.atomic_add_nbi(l, 1, v, word);
+        ++general_adds;
+      }
+      expect += v;
+    };
+    for (int i = 0; i < 400; ++i) add(static_cast<uint64_t>(i));  // past the room, many times
+    s.rc.fence(l, 1);
+    EXPECT_FALSE(Transport::try_add_inline(lanes, l, 1, 1, word)) << "lane " << l << ": after fence";
+    add(3);  // fenced, through atomic_add_nbi
+    // A put, then adds to the word it wrote: the first must be fenced (REORDER lets it pass).
+    for (uint64_t i = 1; i <= 50; ++i) {
+      const uint64_t v = i << 32;
+      s.rc.put(l, 1, &v, 8, word, false);
+      EXPECT_FALSE(Transport::try_add_inline(lanes, l, 1, 1, word)) << "lane " << l << ": after put";
+      expect = v;
+      add(5);
+      add(7);
+    }
+    s.rc.quiet(l);
+    EXPECT_EQ(s.rc.atomic(l, 1, atomics::encode_for_hca(AmoOp::Fetch, 8, 0, 0), word), expect)
+        << "lane " << l;
+    if (s.rc.raw_wqes())
+      EXPECT_GT(inline_adds, general_adds) << "lane " << l;
+    else
+      EXPECT_EQ(inline_adds, 0) << "lane " << l << ": plain verbs";
+  }
+  s.rc.close_lane(lane);
+  EXPECT_EQ(p.c.wait(), 0);
+}
+
 // REORDER: an unfenced read or atomic passes earlier writes. The transport fences those that
 // follow a write, so each sees the put just before it.
 TEST(RcLanes, ReadOrAtomicAfterPutSeesThePut) {

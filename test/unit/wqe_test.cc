@@ -128,22 +128,24 @@ TEST(Wqe, EveryAtomicBitForBit) {
   }
 }
 
-// The non-fetching add's template: the table's 8-byte fetch-add row, bit for bit, at every ring
-// position, with every flag combination, written over a ring that held other bytes.
+// The non-fetching add's template: the table's 8-byte fetch-add row, bit for bit, at ring
+// positions up to past the 16-bit index's low byte, signaled or not, written over a ring that
+// held other bytes; what write() returns is the WQE's first 8 bytes (the doorbell's).
 TEST(Wqe, FetchAddTemplateMatchesTable) {
   FetchAddTemplate t;
   t.init(kQpn, {kLocal, kLkey});
-  for (uint16_t pi : {uint16_t{0}, uint16_t{3}, uint16_t{7}}) {
-    for (int flags = 0; flags < 4; ++flags) {
+  for (uint16_t pi : {uint16_t{0}, uint16_t{3}, uint16_t{7}, uint16_t{0x1234}, uint16_t{0xffff}}) {
+    for (bool signaled : {false, true}) {
       Ring ring(pi);
-      const bool signaled = flags & 1, fence = flags & 2;
-      t.write(ring.sq.segment(0), ring.sq, 0x1122334455667788ull, {kRemote, kRkey},
-              {signaled, fence});
-      const unsigned bbs = 1;
-      const std::string want =
-          ctrl(0x00, pi, 0x12, 4, (signaled ? 0x08 : 0) | (fence ? 0x80 : 0)) + kRaddr +
-          "1122334455667788 0000000000000000" + data_seg(8);
-      ring.expect(hex(want), bbs, ("fetch-add template at pi " + std::to_string(pi)).c_str());
+      void *wqe = ring.sq.segment(0);
+      const uint64_t first8 = t.write(wqe, pi, 0x1122334455667788ull, {kRemote, kRkey});
+      if (signaled) FetchAddTemplate::set_signaled(wqe);
+      uint64_t written;
+      memcpy(&written, wqe, sizeof written);
+      EXPECT_EQ(first8, written) << "pi " << pi;
+      const std::string want = ctrl(0x00, pi, 0x12, 4, signaled ? 0x08 : 0) + kRaddr +
+                               "1122334455667788 0000000000000000" + data_seg(8);
+      ring.expect(hex(want), 1, ("fetch-add template at pi " + std::to_string(pi)).c_str());
     }
   }
 }

@@ -21,13 +21,13 @@ bool SendQueue::init(ibv_qp *qp) {
     return false;
   ring_.buf = static_cast<uint8_t *>(dv.sq.buf);
   ring_.bb_count = dv.sq.wqe_cnt;
+  bytes_mask_ = size_t{dv.sq.wqe_cnt} * MLX5_SEND_WQE_BB - 1;
   ring_.qpn = qp->qp_num;
   ring_.pi = 0;
   done_ = 0;
   dbrec_ = dv.dbrec;
-  bf_ = static_cast<uint8_t *>(dv.bf.reg);
-  bf_size_ = dv.bf.size;
-  bf_offset_ = 0;
+  bf_next_ = reinterpret_cast<uintptr_t>(dv.bf.reg);
+  bf_toggle_ = bf_next_ ^ (bf_next_ + dv.bf.size);
   return true;
 }
 

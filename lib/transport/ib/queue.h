@@ -38,7 +38,7 @@ class SendQueue {
   // registers, consecutive doorbells alternate between the register's two halves.
   void post(unsigned bbs) { post(ring_.segment(0), bbs); }
   // The same when the caller holds the WQE's address (ring().segment(0)).
-  void post(const void *wqe, unsigned bbs) {
+  [[gnu::always_inline]] void post(const void *wqe, unsigned bbs) {
     const uint64_t first8 = *static_cast<const uint64_t *>(wqe);
     ring_.pi = static_cast<uint16_t>(ring_.pi + bbs);
     // x86 keeps stores to ordinary memory in order: the WQE is visible before the record that
@@ -48,9 +48,25 @@ class SendQueue {
     // The record before the doorbell (device memory, write-combining), and the doorbell out of
     // the write-combining buffer.
     store_fence();
-    *reinterpret_cast<volatile uint64_t *>(bf_ + bf_offset_) = first8;
+    *reinterpret_cast<volatile uint64_t *>(bf_next_) = first8;
     store_fence();
-    bf_offset_ ^= bf_size_;
+    bf_next_ ^= bf_toggle_;
+  }
+  // The BB at the producer index, for a WQE of one BB (ring().segment(0) with one operation
+  // less: the ring's byte mask is kept).
+  [[gnu::always_inline]] void *next_bb() const {
+    return ring_.buf + ((size_t{ring_.pi} * MLX5_SEND_WQE_BB) & bytes_mask_);
+  }
+  // post() of a WQE of one BB, at producer index `pi`, whose first 8 bytes the caller has.
+  [[gnu::always_inline]] void post_one(uint64_t first8, uint16_t pi) {
+    const uint16_t next = static_cast<uint16_t>(pi + 1);
+    ring_.pi = next;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    dbrec_[MLX5_SND_DBR] = htobe32(next);
+    store_fence();
+    *reinterpret_cast<volatile uint64_t *>(bf_next_) = first8;
+    store_fence();
+    bf_next_ ^= bf_toggle_;
   }
   // A completion for the WQE whose first BB had index `wqe_counter` frees the BBs up to it (and
   // that WQE's `bbs`): WQEs complete in order on a send queue.
@@ -60,11 +76,13 @@ class SendQueue {
 
  private:
   SqRing ring_;
+  size_t bytes_mask_ = 0;  // ring bytes - 1
   uint16_t done_ = 0;
   volatile __be32 *dbrec_ = nullptr;
-  uint8_t *bf_ = nullptr;  // doorbell register (BlueFlame buffer when bf_size_ > 0)
-  uint32_t bf_size_ = 0;
-  uint32_t bf_offset_ = 0;  // which half of the BlueFlame register the next doorbell uses
+  // The doorbell register (a BlueFlame buffer of two halves when the QP has one): where the
+  // next doorbell goes, and what flips it to the other half (0 without BlueFlame).
+  uintptr_t bf_next_ = 0;
+  uintptr_t bf_toggle_ = 0;
 };
 
 struct Completion {

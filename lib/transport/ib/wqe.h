@@ -106,20 +106,27 @@ class FetchAddTemplate {
     write_atomic(ring, atomics::encode_for_hca(atomics::AmoOp::FetchAdd, 8, 0, 0), result, {0, 0},
                  {});
   }
-  // Writes the WQE at `wqe`, which is ring.segment(0) (the caller has it for the doorbell).
-  void write(void *wqe, const SqRing &ring, uint64_t add, const RemoteAddr &remote,
-             WqeFlags flags) const {
+  // Writes the WQE at `wqe`, the BB at producer index `pi`, unsignaled and unfenced; returns
+  // its first 8 bytes (what the doorbell carries). Only the producer index, the remote address
+  // and key, and the addend differ from the template.
+  [[gnu::always_inline]] uint64_t write(void *wqe, uint16_t pi, uint64_t add,
+                                        const RemoteAddr &remote) const {
     auto *bb = static_cast<uint8_t *>(wqe);
+    uint64_t first8;  // opmod_idx_opcode (the template's: index 0), then qpn_ds
+    memcpy(&first8, bytes_, sizeof first8);
+    first8 |= htobe32(uint32_t{pi} << 8);  // the WQE index, in opmod_idx_opcode's bits 8-23
     memcpy(bb, bytes_, sizeof bytes_);
-    auto *ctrl = reinterpret_cast<mlx5_wqe_ctrl_seg *>(bb);
-    auto *raddr = reinterpret_cast<mlx5_wqe_raddr_seg *>(bb + 16);
-    auto *atomic = reinterpret_cast<mlx5_wqe_atomic_seg *>(bb + 32);
-    ctrl->opmod_idx_opcode = htobe32(uint32_t{ring.pi} << 8 | MLX5_OPCODE_ATOMIC_FA);
-    ctrl->fm_ce_se = static_cast<uint8_t>((flags.signaled ? MLX5_WQE_CTRL_CQ_UPDATE : 0) |
-                                          (flags.fence ? MLX5_WQE_CTRL_FENCE : 0));
+    memcpy(bb, &first8, sizeof first8);
+    auto *raddr = reinterpret_cast<mlx5_wqe_raddr_seg *>(bb + sizeof(mlx5_wqe_ctrl_seg));
+    auto *atomic = reinterpret_cast<mlx5_wqe_atomic_seg *>(raddr + 1);
     raddr->raddr = htobe64(remote.addr);
     raddr->rkey = htobe32(remote.rkey);
     atomic->swap_add = htobe64(add);
+    return first8;
+  }
+  // Asks a completion for the WQE write() made (the control segment's fm_ce_se).
+  static void set_signaled(void *wqe) {
+    static_cast<mlx5_wqe_ctrl_seg *>(wqe)->fm_ce_se = MLX5_WQE_CTRL_CQ_UPDATE;
   }
 
  private:

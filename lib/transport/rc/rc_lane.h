@@ -1,7 +1,8 @@
 // lib/transport/rc: the state of a lane and of its endpoints (one per peer), and the inline path
 // of the non-fetching 64-bit add. Included by rc_transport.h only: the add is the commonest AMO
 // and its path from the API to the doorbell is counted in instructions (perf/hw/rc.sh), so the
-// library's RDMA layer inlines it; everything else of the transport is in rc_transport.cc.
+// API routine inlines it (lib/core/rdma_add.h); everything else of the transport is in
+// rc_transport.cc.
 #pragma once
 
 #include <atomic>
@@ -59,11 +60,21 @@ struct Transport::Endpoint {
     return static_cast<unsigned>(reads_atomics_posted - reads_atomics_done);
   }
   // Records the WQE just posted as signaled.
-  void record_signaled(uint16_t index, uint16_t bbs, const Action &action) {
+  [[gnu::always_inline]] void record_signaled(uint16_t index, uint16_t bbs, const Action &action) {
     signaled[++signaled_posted & signaled_mask] = {posted, reads_atomics_posted, index, bbs, action};
+    last_signaled = posted;
   }
+  // Unsignaled WQEs since the last signaled one.
+  uint64_t since_signal() const { return posted - last_signaled; }
   ib::FetchAddTemplate fetch_add;  // raw path: the non-fetching add's WQE (its result discarded)
-  unsigned since_signal = 0;      // unsignaled WQEs since the last signaled one
+  // try_add_inline's budget: how many more adds it may post with no other check. Nonzero only
+  // on an RC endpoint of the raw path that atomic_add_nbi has used (add_inline_ok), with no
+  // fence due and no write since the last fenced read/atomic, within the room for reads/atomics
+  // in flight and for BBs; every change of those recomputes it (update_add_budget).
+  uint32_t add_budget = 0;
+  uint32_t adds_to_signal = 1;  // try_add_inline signals the WQE that brings this to 0
+  bool add_inline_ok = false;
+  uint64_t last_signaled = 0;     // the number of the last signaled WQE
   unsigned signal_every = 1;
   unsigned atomic_signal_every = 1;  // for reads and atomics: at most kInitiatorDepth / 2
   ib::RemoteAddr last_remote{};   // where quiet's zero-length write goes
@@ -111,41 +122,55 @@ inline bool Transport::has_room(const Endpoint *ep, bool read_or_atomic) const {
   return raw_ ? ep->sq.free_bbs() >= kMaxWqeBbs : ep->posted - ep->done < kSendQueueDepth;
 }
 
-// submit()'s work for this one WQE, from a template: no Action, a fence only after a write,
-// a completion every atomic_signal_every (which, at most kInitiatorDepth / 2, also keeps one
-// signaled WQE among any kInitiatorDepth in flight, so that waiting for room always ends).
-// Anything out of the ordinary (not connected yet, plain verbs, the lane's lock taken, a fence
-// pending, no room) hands the whole operation to atomic_add_slow: with no call on the way, the
-// common path needs no registers saved.
-inline void Transport::atomic_add_nbi(int lane, int pe, uint64_t addend, ib::RemoteAddr target) {
-  Lane *l = lanes_[static_cast<size_t>(lane)].get();
-  Endpoint *ep = l->eps[static_cast<size_t>(pe)].load(std::memory_order_acquire);
-  if (!ep || !ep->ready.load(std::memory_order_acquire) || !raw_) [[unlikely]]
-    return atomic_add_slow(lane, pe, addend, target);
-  const bool locked = !l->exclusive;
-  if (locked && !l->mutex.try_lock()) [[unlikely]]
-    return atomic_add_slow(lane, pe, addend, target);
-  if (ep->fence_next || !has_room(ep, true)) [[unlikely]] {
-    if (locked) l->mutex.unlock();
-    return atomic_add_slow(lane, pe, addend, target);
+inline void Transport::update_add_budget(Endpoint *ep) const {
+  if (!ep->add_inline_ok || ep->fence_next || ep->write_unfenced) {
+    ep->add_budget = 0;
+    return;
   }
-  const bool signal = ep->since_signal + 1 >= ep->atomic_signal_every;
-  const ib::SqRing &ring = ep->sq.ring();
-  const uint16_t index = ring.pi;
-  void *wqe = ring.segment(0);
-  ep->fetch_add.write(wqe, ring, addend, target, {signal, ep->write_unfenced});
+  // has_room before each add: fewer than kInitiatorDepth in flight, kMaxWqeBbs BBs free.
+  const int by_depth = static_cast<int>(kInitiatorDepth) - static_cast<int>(ep->reads_atomics());
+  const int by_bbs = static_cast<int>(ep->sq.free_bbs()) - static_cast<int>(kMaxWqeBbs) + 1;
+  const int budget = by_depth < by_bbs ? by_depth : by_bbs;
+  ep->add_budget = budget > 0 ? static_cast<uint32_t>(budget) : 0;
+  // submit()'s rule for atomics: signaled when since_signal() + 1 reaches atomic_signal_every.
+  const uint64_t since = ep->since_signal();
+  ep->adds_to_signal = since + 1 >= ep->atomic_signal_every
+                           ? 1
+                           : static_cast<uint32_t>(ep->atomic_signal_every - since);
+}
+
+// submit()'s work for one non-fetching add, from the endpoint's WQE template, with the checks
+// folded into the budget: no Action, no fence (the budget is zero when one is due), a
+// completion every atomic_signal_every (at most kInitiatorDepth / 2, which also keeps a
+// signaled WQE among any kInitiatorDepth in flight, so that waiting for room always ends).
+// The quiet's zero-length write keeps going to the last address submit() saw (any address of
+// the peer's registered segments will do). False, having done nothing: take atomic_add_nbi.
+inline bool Transport::try_add_inline(LaneTable lanes, int lane, int pe, uint64_t addend,
+                                      ib::RemoteAddr target) {
+  Lane *l = lanes[lane].get();
+  Endpoint *ep = l->eps[static_cast<size_t>(pe)].load(std::memory_order_acquire);
+  if (!ep) [[unlikely]]
+    return false;
+  if (!l->exclusive && !l->mutex.try_lock()) [[unlikely]]
+    return false;
+  if (ep->add_budget == 0) [[unlikely]] {
+    l->mutex.unlock();
+    return false;
+  }
+  --ep->add_budget;
+  const uint16_t index = ep->sq.ring().pi;
+  void *wqe = ep->sq.next_bb();
+  const uint64_t first8 = ep->fetch_add.write(wqe, index, addend, target);
   ++ep->posted;
   ++ep->reads_atomics_posted;
-  if (signal) [[unlikely]] {
+  if (--ep->adds_to_signal == 0) [[unlikely]] {
+    ib::FetchAddTemplate::set_signaled(wqe);
     ep->record_signaled(index, 1, Action{});
-    ep->since_signal = 0;
-  } else {
-    ++ep->since_signal;
+    ep->adds_to_signal = ep->atomic_signal_every;
   }
-  ep->sq.post(wqe, 1);
-  ep->write_unfenced = false;
-  ep->last_remote = target;
-  if (locked) l->mutex.unlock();
+  ep->sq.post_one(first8, index);
+  l->mutex.unlock();  // a store of "free": on an exclusive lane it was free already
+  return true;
 }
 
 }  // namespace hoshmem::rc

@@ -879,7 +879,7 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
   // atomic_signal_every (at most kInitiatorDepth / 2) WQEs: room comes back before the limit is
   // reached, and any kInitiatorDepth of them in flight include a signaled WQE to wait for.
   signal = signal || action.kind != Action::kNone ||
-           ep->since_signal + 1 >= (read_or_atomic ? ep->atomic_signal_every : ep->signal_every);
+           ep->since_signal() + 1 >= (read_or_atomic ? ep->atomic_signal_every : ep->signal_every);
   // Room first: retiring WQEs may run completions but never posts.
   if (!has_room(ep, read_or_atomic)) [[unlikely]]
     wait_for_room(l, ep, read_or_atomic);
@@ -955,8 +955,8 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
   ep->fence_next = false;
   if (read_or_atomic && fence) ep->write_unfenced = false;
   if (!read_or_atomic) ep->write_unfenced = true;
-  ep->since_signal = signal ? 0 : ep->since_signal + 1;
   ep->last_remote = w.remote;
+  update_add_budget(ep);
   return seq;
 }
 
@@ -1007,6 +1007,9 @@ void Transport::retire(Lane *l, Endpoint *ep, uint64_t id, bool by_seq) {
     if (p.action.kind != Action::kNone) complete(l, p.action);
     if (by_seq ? p.seq == id : p.index == static_cast<uint16_t>(id)) break;
   }
+  // Nothing in flight: no earlier write left for a read or atomic to pass.
+  if (ep->done == ep->posted) ep->write_unfenced = false;
+  update_add_budget(ep);
 }
 
 void Transport::complete(Lane *l, const Action &a) {
@@ -1049,11 +1052,15 @@ void Transport::quiet_endpoint(Lane *l, Endpoint *ep) {
 // Makes sure a completion will come for the last WQE posted on `ep` (a signaled zero-length
 // write behind it if it went unsignaled); returns its number.
 uint64_t Transport::ask_completion(Lane *l, Endpoint *ep) {
-  if (ep->since_signal == 0) return ep->posted;
-  const bool fence = ep->fence_next;  // a pending fence stays for the next real operation
+  if (ep->since_signal() == 0) return ep->posted;
+  // A pending fence stays for the next real operation, and the write carries no data that a
+  // later read or atomic could pass.
+  const bool fence = ep->fence_next, unfenced = ep->write_unfenced;
   const uint64_t last = submit(
       l, ep, Wqe{Wqe::kWrite, nullptr, {0, 0}, 0, ep->last_remote, nullptr}, Action{}, true);
   ep->fence_next = fence;
+  ep->write_unfenced = unfenced;
+  update_add_budget(ep);
   return last;
 }
 
@@ -1170,11 +1177,13 @@ void Transport::atomic_nbi(int lane, int pe, const atomics::HcaAtomic &a,
          action, false);
 }
 
-void Transport::atomic_add_slow(int lane, int pe, uint64_t addend, ib::RemoteAddr target) {
+void Transport::atomic_add_nbi(int lane, int pe, uint64_t addend,
+                               const ib::RemoteAddr &target) {
   Lane *l = lane_of(lane);
   Endpoint *ep = endpoint(l, pe);
   LaneLock lock(l->mutex, l->exclusive);
   ep = queue_for(l, pe, ep);
+  ep->add_inline_ok = raw_ && !dc_;  // from now on try_add_inline may post here
   const atomics::HcaAtomic a = atomics::encode_for_hca(atomics::AmoOp::FetchAdd, 8, addend, 0);
   submit(l, ep, Wqe{Wqe::kAtomic, nullptr, l->discard, 8, target, &a}, Action{}, false);
 }
@@ -1182,13 +1191,19 @@ void Transport::atomic_add_slow(int lane, int pe, uint64_t addend, ib::RemoteAdd
 void Transport::fence(int lane, int pe) {
   Lane *l = lane_of(lane);
   LaneLock lock(l->mutex, l->exclusive);
-  if (Endpoint *ep = l->eps[static_cast<size_t>(pe)].load()) ep->fence_next = true;
+  if (Endpoint *ep = l->eps[static_cast<size_t>(pe)].load()) {
+    ep->fence_next = true;
+    update_add_budget(ep);
+  }
 }
 
 void Transport::fence_all(int lane) {
   Lane *l = lane_of(lane);
   LaneLock lock(l->mutex, l->exclusive);
-  for (auto &ep : l->owned) ep->fence_next = true;
+  for (auto &ep : l->owned) {
+    ep->fence_next = true;
+    update_add_budget(ep.get());
+  }
 }
 
 void Transport::quiet(int lane) {

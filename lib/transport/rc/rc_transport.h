@@ -105,7 +105,11 @@ struct PeerAddress {
 using ErrorHandler = void (*)(int pe, const char *cause);
 
 class Transport {
+  struct Lane;
+
  public:
+  // The lanes by number (a table of fixed size for the transport's life).
+  using LaneTable = const std::unique_ptr<Lane> *;
   static constexpr size_t kCacheThreshold = 256 * 1024;  // unregistered: cache from here up
   static constexpr unsigned kSignalEvery = 16;
 
@@ -161,9 +165,16 @@ class Transport {
   void atomic_nbi(int lane, int pe, const atomics::HcaAtomic &a, const ib::RemoteAddr &target,
                   void *fetch_out);
   // atomic_nbi of a 64-bit add whose old value nobody wants (shmem_*_atomic_add and _inc to
-  // another node): the shortest path from the API to the doorbell, inline (rc_lane.h).
-  [[gnu::always_inline]] inline void atomic_add_nbi(int lane, int pe, uint64_t addend,
-                                                    ib::RemoteAddr target);
+  // another node).
+  void atomic_add_nbi(int lane, int pe, uint64_t addend, const ib::RemoteAddr &target);
+  // The same, inline and short (rc_lane.h): the API calls it first and takes the general path
+  // when it returns false. It posts only to an endpoint that atomic_add_nbi has used, while the
+  // endpoint's add budget lasts (add_budget: room, no fence due). `lanes`: lane_table(), which
+  // the caller keeps (one load less on the way).
+  [[gnu::always_inline]] static inline bool try_add_inline(LaneTable lanes, int lane, int pe,
+                                                           uint64_t addend,
+                                                           ib::RemoteAddr target);
+  LaneTable lane_table() const { return lanes_.data(); }
   void fence(int lane, int pe);
   void fence_all(int lane);
   void quiet(int lane);
@@ -195,7 +206,6 @@ class Transport {
 
  private:
   struct Endpoint;
-  struct Lane;
   struct CacheEntry;
   struct Action;
   struct Wqe;
@@ -228,7 +238,8 @@ class Transport {
   // max_rd_atomic); wait_for_room reads completions until there is.
   inline bool has_room(const Endpoint *ep, bool read_or_atomic) const;
   void wait_for_room(Lane *lane, Endpoint *ep, bool read_or_atomic);
-  void atomic_add_slow(int lane, int pe, uint64_t addend, ib::RemoteAddr target);
+  // Recomputes ep->add_budget after anything that changes its room or its fence state.
+  inline void update_add_budget(Endpoint *ep) const;
   bool progress(Lane *lane);  // reads completions; true if any
   void retire(Lane *lane, Endpoint *ep, uint64_t id, bool by_seq);
   void complete(Lane *lane, const Action &action);
