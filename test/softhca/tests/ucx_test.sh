@@ -52,7 +52,7 @@ run_once() {  # port tls devx test...: 0 ok, 1 failed, 2 port taken
     sleep 0.1
   done
   for _ in $(seq 100); do
-    env "${env[@]}" timeout 120 "${wrap[@]}" ucx_perftest localhost -p "$port" -n 300 -w 30 "$@" \
+    env "${env[@]}" timeout 120 "${wrap[@]}" ucx_perftest localhost -p "$port" -n 200 -w 20 "$@" \
       >"$tmp/cli" 2>&1 && { ok=0; break; }
     grep -q "connect() failed\|Connection refused" "$tmp/cli" || break
     kill -0 $srv 2>/dev/null || break
@@ -82,7 +82,7 @@ tests=("-t ucp_put_lat" "-t ucp_put_bw" "-t ucp_get" "-t tag_lat" "-t tag_bw" "-
 [[ "${UCX_TEST_QUICK:-0}" == 1 ]] && tests=("-t ucp_put_lat")
 declare -A tls_of=([rc_verbs]="rc_verbs,ud_verbs:aux" [ud_verbs]="ud_verbs"
   [rc_mlx5]="rc_mlx5,ud_mlx5:aux" [ud_mlx5]="ud_mlx5" [dc_mlx5]="dc_mlx5,ud_mlx5:aux")
-for tl in ${UCX_TEST_TLS:-rc_verbs ud_verbs ud_mlx5}; do
+for tl in ${UCX_TEST_TLS:-rc_verbs ud_verbs rc_mlx5 ud_mlx5 dc_mlx5}; do
   for devx in try n; do  # try: UCX's default
     for t in "${tests[@]}"; do
       # shellcheck disable=SC2086
