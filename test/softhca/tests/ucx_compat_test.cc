@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -449,6 +450,105 @@ TEST(Cqe128, IgnoreOverrunWritesPastTheConsumerIndex) {
     ibv_destroy_qp(p.b);
     ibv_destroy_cq(r.cq);
   }
+}
+
+// --- DevX resources: event channel, umem, UAR ----------------------------------------------
+
+ibv_context* devx_ctx() {
+  int n = 0;
+  ibv_device** list = ibv_get_device_list(&n);
+  if (!list || n < 1) return nullptr;
+  mlx5dv_context_attr a{};
+  a.flags = MLX5DV_CONTEXT_FLAGS_DEVX;
+  ibv_context* c = mlx5dv_open_device(list[0], &a);
+  ibv_free_device_list(list);
+  return c;
+}
+
+// As the kernel's async event FD: flags 0 or OMIT_EV_DATA, a descriptor that polls readable
+// only when an event is queued (none here), reads that fail with EAGAIN when made non-blocking,
+// closed by destroy.
+TEST(Devx, EventChannel) {
+  ibv_context* c = devx_ctx();
+  ASSERT_NE(c, nullptr);
+  errno = 0;
+  EXPECT_EQ(mlx5dv_devx_create_event_channel(c, mlx5dv_devx_create_event_channel_flags(2)), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  for (auto flags : {mlx5dv_devx_create_event_channel_flags(0),
+                     MLX5DV_DEVX_CREATE_EVENT_CHANNEL_FLAGS_OMIT_EV_DATA}) {
+    mlx5dv_devx_event_channel* ch = mlx5dv_devx_create_event_channel(c, flags);
+    ASSERT_NE(ch, nullptr);
+    int fd = ch->fd;
+    ASSERT_GE(fd, 0);
+    pollfd p{fd, POLLIN, 0};
+    EXPECT_EQ(poll(&p, 1, 0), 0);  // nothing queued
+    ASSERT_EQ(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+    uint8_t buf[64];
+    errno = 0;
+    EXPECT_EQ(mlx5dv_devx_get_event(ch, reinterpret_cast<mlx5dv_devx_async_event_hdr*>(buf), sizeof buf), -1);
+    EXPECT_EQ(errno, EAGAIN);
+    mlx5dv_devx_destroy_event_channel(ch);
+    EXPECT_EQ(fcntl(fd, F_GETFD), -1);  // closed
+  }
+  ibv_close_device(c);
+}
+
+// As ib_umem_get pins: mapped, and writable for a write access (EFAULT otherwise); distinct ids.
+TEST(Devx, UmemRegistrationPinsAsTheKernel) {
+  ibv_context* c = devx_ctx();
+  ASSERT_NE(c, nullptr);
+  const size_t pg = size_t(sysconf(_SC_PAGESIZE));
+  void* rw = mmap(nullptr, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* ro = mmap(nullptr, pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* gone = mmap(nullptr, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_TRUE(rw != MAP_FAILED && ro != MAP_FAILED && gone != MAP_FAILED);
+  munmap(gone, pg);
+  const uint32_t w = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+  mlx5dv_devx_umem* a = mlx5dv_devx_umem_reg(c, rw, pg, w);
+  mlx5dv_devx_umem* b = mlx5dv_devx_umem_reg(c, static_cast<uint8_t*>(rw) + pg, pg, w);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_NE(a->umem_id, b->umem_id);
+  errno = 0;
+  EXPECT_EQ(mlx5dv_devx_umem_reg(c, gone, pg, 0), nullptr);
+  EXPECT_EQ(errno, EFAULT);
+  errno = 0;
+  EXPECT_EQ(mlx5dv_devx_umem_reg(c, ro, pg, IBV_ACCESS_LOCAL_WRITE), nullptr);
+  EXPECT_EQ(errno, EFAULT);
+  mlx5dv_devx_umem* r = mlx5dv_devx_umem_reg(c, ro, pg, IBV_ACCESS_REMOTE_READ);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(mlx5dv_devx_umem_dereg(r), 0);
+  EXPECT_EQ(mlx5dv_devx_umem_dereg(a), 0);
+  EXPECT_EQ(mlx5dv_devx_umem_dereg(b), 0);
+  munmap(rw, 2 * pg);
+  munmap(ro, pg);
+  ibv_close_device(c);
+}
+
+// UARs as rdma-core hands them out: the register at offset 0x800 of a page-aligned base, a page
+// (and page id) per BlueFlame allocation, one NC page per context; other flags EOPNOTSUPP.
+TEST(Devx, UarAllocation) {
+  ibv_context* c = devx_ctx();
+  ASSERT_NE(c, nullptr);
+  mlx5dv_devx_uar* a = mlx5dv_devx_alloc_uar(c, MLX5DV_UAR_ALLOC_TYPE_BF);
+  mlx5dv_devx_uar* b = mlx5dv_devx_alloc_uar(c, MLX5DV_UAR_ALLOC_TYPE_BF);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(uintptr_t(a->base_addr) % 4096, 0u);
+  EXPECT_EQ(static_cast<uint8_t*>(a->reg_addr) - static_cast<uint8_t*>(a->base_addr), 0x800);
+  EXPECT_NE(a->base_addr, b->base_addr);
+  EXPECT_NE(a->page_id, b->page_id);
+  mlx5dv_devx_uar* n1 = mlx5dv_devx_alloc_uar(c, MLX5DV_UAR_ALLOC_TYPE_NC);
+  mlx5dv_devx_uar* n2 = mlx5dv_devx_alloc_uar(c, MLX5DV_UAR_ALLOC_TYPE_NC);
+  ASSERT_NE(n1, nullptr);
+  EXPECT_EQ(n1, n2);
+  errno = 0;
+  EXPECT_EQ(mlx5dv_devx_alloc_uar(c, 4), nullptr);
+  EXPECT_EQ(errno, EOPNOTSUPP);
+  mlx5dv_devx_free_uar(a);
+  mlx5dv_devx_free_uar(b);
+  mlx5dv_devx_free_uar(n1);
+  ibv_close_device(c);
 }
 
 }  // namespace
