@@ -2,12 +2,14 @@
 // memory, and the driver half that copies it out (as rdma-core's mlx5 poll code does), so that
 // programs polling CQEs themselves meet the MLX5_INLINE_SCATTER_32 entries a real HCA writes.
 //
-// The rules follow rdma-core's mlx5 provider and the kernel for 64-byte CQEs (the only size the
-// model has): scatter is requested unless MLX5_SCATTER_TO_CQE=0 or
+// The rules follow rdma-core's mlx5 provider and the kernel: with 64-byte CQEs up to 32 bytes
+// replace the CQE's first half (MLX5_INLINE_SCATTER_32); with 128-byte CQEs (the kernel's
+// DATA64 cs_req/cs_res) up to 64 bytes fill the entry's first half, before the CQE
+// (MLX5_INLINE_SCATTER_64). Scatter is requested unless MLX5_SCATTER_TO_CQE=0 or
 // MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE; only RC QPs use it (UD never; DCTs only with 128-byte
 // CQEs; DCIs only with a capability the model does not report; rdma-core drops it for DC QPs
-// created with send-ops flags anyway). Responder: a SEND of at most 32 bytes into an RC QP with a
-// receive queue of its own (not an SRQ). Requester: an RDMA read of at most 32 bytes or an
+// created with send-ops flags anyway). Responder: a SEND of at most 32/64 bytes into an RC QP with a
+// receive queue of its own (not an SRQ). Requester: an RDMA read of at most 32/64 bytes or an
 // atomic, signaled, on an RC QP created with sq_sig_all or MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE.
 // Data in the CQE is as it came off the wire: atomic results are big-endian whatever the
 // endianness mode (UCX reads them so).
@@ -30,10 +32,23 @@ void decide_cqe_scatter(Qp* qp) {
   qp->scatter_req = qp->sig_all || allow;
 }
 
-void put_cqe_data(mlx5_cqe64* c, const void* data, uint32_t len) {
+void put_cqe_data(Cq* cq, uint8_t* entry, mlx5_cqe64* c, const void* data, uint32_t len) {
+  if (cq->cqe_sz == 128) {
+    // 128-byte entry: up to 64 bytes in its first half, the CQE in the second stays whole.
+    memset(entry, 0, 64);
+    memcpy(entry, data, std::min<uint32_t>(len, 64));
+    c->op_own |= MLX5_INLINE_SCATTER_64;
+    return;
+  }
   memset(c, 0, 32);  // the data replaces the first half (slid, flags_rqpn are not valid then)
   memcpy(c, data, std::min<uint32_t>(len, 32));
   c->op_own |= MLX5_INLINE_SCATTER_32;
+}
+
+const uint8_t* cqe_scatter_data(const mlx5_cqe64* c, uint8_t op_own) {
+  if (op_own & MLX5_INLINE_SCATTER_32) return reinterpret_cast<const uint8_t*>(c);
+  if (op_own & MLX5_INLINE_SCATTER_64) return reinterpret_cast<const uint8_t*>(c) - 64;
+  return nullptr;
 }
 
 namespace {

@@ -419,19 +419,23 @@ void Hca::handle(const uint8_t* body, uint32_t type, uint32_t len) {
   }
 }
 
-void Hca::cq_push(Cq* cq, const mlx5_cqe64& in, bool solicited) {
+void Hca::cq_push(Cq* cq, const mlx5_cqe64& in, bool solicited, const void* data, uint32_t len) {
   std::lock_guard<std::mutex> g(cq->prod);
   uint32_t ci = be32(__atomic_load_n(&cq->dbrec[0], __ATOMIC_ACQUIRE)) & 0xffffff;
-  if (((cq->pi - ci) & 0xffffff) >= cq->cnt) {
+  // An IGNORE_OVERRUN CQ (the kernel's "oi" bit) is written without looking at the consumer
+  // index: its consumer owns the risk of entries it has not read being overwritten.
+  if (!cq->ignore_overrun && ((cq->pi - ci) & 0xffffff) >= cq->cnt) {
     if (!cq->overrun)
       fprintf(stderr, "softhca: CQ 0x%x overrun (%u entries): completion lost\n", cq->cqn, cq->cnt);
     cq->overrun = true;
     return;
   }
-  auto* slot = reinterpret_cast<mlx5_cqe64*>(cq->buf + size_t(cq->pi & (cq->cnt - 1)) * 64);
-  memcpy(slot, &in, 63);
+  mlx5_cqe64* slot = cq->cqe(cq->pi);
+  mlx5_cqe64 c = in;
+  if (data) put_cqe_data(cq, reinterpret_cast<uint8_t*>(slot) + 64 - cq->cqe_sz, &c, data, len);
+  memcpy(slot, &c, 63);
   uint8_t owner = (cq->pi / cq->cnt) & 1;
-  __atomic_store_n(&slot->op_own, uint8_t((in.op_own & 0xfe) | owner), __ATOMIC_RELEASE);
+  __atomic_store_n(&slot->op_own, uint8_t((c.op_own & 0xfe) | owner), __ATOMIC_RELEASE);
   cq->pi++;
   if (cq->armed && (!cq->armed_sol || solicited)) {
     cq->armed = false;
@@ -493,8 +497,7 @@ void Hca::retire(Qp* qp) {
     if (p.syndrome == kSynOk) {
       if (!p.signaled) continue;
       mlx5_cqe64 c = req_cqe(qp, p.idx, p.opcode, p.byte_len);
-      if (p.in_cqe) put_cqe_data(&c, p.cqe_data, p.byte_len);
-      cq_push(qp->scq, c, false);
+      cq_push(qp->scq, c, false, p.in_cqe ? p.cqe_data : nullptr, p.byte_len);
       continue;
     }
     cq_push(qp->scq, err_cqe(qp->qpx.qp_base.qp_num, p.idx, p.opcode, uint8_t(p.syndrome), true, 0),
@@ -791,7 +794,7 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
   p.result_size = is_atomic ? atomic_size : 0;
   p.byte_len = opcode == MLX5_OPCODE_RDMA_READ || is_atomic ? uint32_t(total) : 0;
   p.in_cqe = qp->scatter_req && p.signaled &&
-             (is_atomic || (opcode == MLX5_OPCODE_RDMA_READ && total <= 32));
+             (is_atomic || (opcode == MLX5_OPCODE_RDMA_READ && total <= cqe_scatter_max(qp->scq)));
   QpnEntry e;
   bool routable = f.lookup_qpn(m.dst_qpn, &e) && e.lid == m.dlid &&
                   (dci ? e.type == 0xdc : e.type == IBV_QPT_RC);
@@ -1014,7 +1017,8 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
     case MLX5_OPCODE_SEND_IMM: {
       RecvWqe w;
       if (!take_recv(qp, &w)) return rnr();
-      const bool in_cqe = qp->scatter_resp && m.length <= 32;  // the driver copies it out
+      // the driver copies it out
+      const bool in_cqe = qp->scatter_resp && m.length <= cqe_scatter_max(qp->rcq);
       uint8_t syn = in_cqe ? fits(w, m.length) : scatter(*this, qp, w, data, m.length, 0);
       uint32_t srqn = qp->srq ? qp->srq->srqn : 0;
       if (syn) {
@@ -1024,8 +1028,7 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
       }
       uint8_t op = m.opcode == MLX5_OPCODE_SEND ? MLX5_CQE_RESP_SEND : MLX5_CQE_RESP_SEND_IMM;
       mlx5_cqe64 c = resp_cqe(qp, op, w.idx, m.length, m.imm, m.src_qpn, m.slid, false, m.se);
-      if (in_cqe) put_cqe_data(&c, data, m.length);
-      cq_push(qp->rcq, c, m.se);
+      cq_push(qp->rcq, c, m.se, in_cqe ? data : nullptr, m.length);
       return reply(kSynOk, nullptr, 0);
     }
     case MLX5_OPCODE_RDMA_WRITE:
@@ -1133,7 +1136,7 @@ void Hca::deliver(Pending& p, const uint8_t* data, uint32_t len) {
       v = be32(v);
       memcpy(p.cqe_data, &v, 4);
     } else {
-      memcpy(p.cqe_data, data, std::min<uint32_t>(len, 32));
+      memcpy(p.cqe_data, data, std::min<uint32_t>(len, sizeof p.cqe_data));
     }
     return;
   }

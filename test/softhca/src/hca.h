@@ -48,7 +48,13 @@ void unpin_registration(const void* addr, size_t len);
 // Scatter-to-CQE (cqe_scatter.cc): which of a QP's completions carry their data, the CQE data
 // area, and the driver's copy of it to the WQE's buffers (false: they cannot hold it).
 void decide_cqe_scatter(Qp* qp);  // at creation
-void put_cqe_data(mlx5_cqe64* c, const void* data, uint32_t len);
+// Scatter-to-CQE data limit of a CQ: half its CQE size (32 bytes in the CQE itself with 64-byte
+// CQEs, 64 bytes in the first half of a 128-byte entry), as the kernel sets cs_req/cs_res.
+inline uint32_t cqe_scatter_max(const Cq* cq) { return cq->cqe_sz / 2; }
+// Writes scatter-to-CQE data into entry `slot` whose 64-byte CQE is `c`; sets the op_own flag.
+void put_cqe_data(Cq* cq, uint8_t* entry, mlx5_cqe64* c, const void* data, uint32_t len);
+// Where the driver finds the data of a CQE flagged MLX5_INLINE_SCATTER_32/_64 (nullptr: none).
+const uint8_t* cqe_scatter_data(const mlx5_cqe64* c, uint8_t op_own);
 bool copy_cqe_to_send_wqe(Qp* qp, uint16_t idx, const uint8_t* data, uint32_t len);
 bool copy_cqe_to_recv_wqe(Qp* qp, uint16_t idx, const uint8_t* data, uint32_t len);
 // mlx5dv_create_qp creation flags (qp_flags.cc): 0 or the errno rdma-core/the kernel give.
@@ -75,7 +81,9 @@ class Hca {
   // the execution thread of the timing knobs, which otherwise take the work over).
   void ring_sq(Qp* qp, bool deferred = false);
   void flush_qp(Qp* qp);  // QP entered the error state: flush outstanding and posted work
-  void cq_push(Cq* cq, const mlx5_cqe64& cqe, bool solicited);
+  // data/len: scatter-to-CQE data (at most cqe_scatter_max(cq) bytes) placed with the CQE.
+  void cq_push(Cq* cq, const mlx5_cqe64& cqe, bool solicited, const void* data = nullptr,
+               uint32_t len = 0);
   void arm_cq(Cq* cq, bool solicited_only);
   Mr* find_mr(uint32_t key);  // tables lock held
   // Publish what a requester needs to execute directly into this process's memory.

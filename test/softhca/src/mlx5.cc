@@ -7,6 +7,7 @@
 
 extern "C" {
 bool softhca_is_softhca_device(ibv_device* d);
+ibv_cq_ex* softhca_create_cq_dv(ibv_context* c, ibv_cq_init_attr_ex* a, mlx5dv_cq_init_attr* dv);
 ibv_qp* softhca_create_qp_dv(ibv_context* c, ibv_qp_init_attr_ex* a, mlx5dv_qp_init_attr* dv);
 mlx5dv_qp_ex* softhca_qp_ex_to_dv(ibv_qp_ex* x);
 int softhca_init_obj(mlx5dv_obj* obj, uint64_t type);
@@ -43,14 +44,13 @@ int softhca_init_obj_1_0(mlx5dv_obj* obj, uint64_t type) { return softhca_init_o
 __asm__(".symver softhca_init_obj_1_0, mlx5dv_init_obj@MLX5_1.0");
 
 ibv_cq_ex* mlx5dv_create_cq(ibv_context* c, ibv_cq_init_attr_ex* a, mlx5dv_cq_init_attr* dv) {
-  // 64-byte CQEs may be asked for explicitly; compressed CQEs, padding and 128-byte CQEs are not
-  // modelled.
-  if (dv && ((dv->comp_mask & ~uint64_t(MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE)) ||
-             ((dv->comp_mask & MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE) && dv->cqe_size != 64))) {
+  // 64- and 128-byte CQEs (cqe_size); compressed CQEs and 128-byte padding are not modelled
+  // (the capabilities that allow them are not reported).
+  if (dv && (dv->comp_mask & ~uint64_t(MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE))) {
     errno = EOPNOTSUPP;
     return nullptr;
   }
-  return ibv_create_cq_ex(c, a);
+  return softhca_create_cq_dv(c, a, dv);
 }
 
 // DevX: only QUERY_HCA_CAP (general device and atomic capabilities) is modelled.

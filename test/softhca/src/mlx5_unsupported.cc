@@ -14,15 +14,11 @@ extern "C" void* mlx5dv_create_flow_matcher() { errno = EOPNOTSUPP; return nullp
 extern "C" long mlx5dv_destroy_flow_matcher() { errno = EOPNOTSUPP; return EOPNOTSUPP; }  // int
 extern "C" void* mlx5dv_create_flow_action_modify_header() { errno = EOPNOTSUPP; return nullptr; }  // struct ibv_flow_action *
 extern "C" void* mlx5dv_create_flow_action_packet_reformat() { errno = EOPNOTSUPP; return nullptr; }  // struct ibv_flow_action *
-extern "C" void* mlx5dv_devx_alloc_uar() { errno = EOPNOTSUPP; return nullptr; }  // struct mlx5dv_devx_uar *
-extern "C" void mlx5dv_devx_free_uar() {  }  // void
 extern "C" void* mlx5dv_devx_obj_create() { errno = EOPNOTSUPP; return nullptr; }  // struct mlx5dv_devx_obj *
 extern "C" long mlx5dv_devx_obj_destroy() { errno = EOPNOTSUPP; return EOPNOTSUPP; }  // int
 extern "C" long mlx5dv_devx_obj_modify() { errno = EOPNOTSUPP; return EOPNOTSUPP; }  // int
 extern "C" long mlx5dv_devx_obj_query() { errno = EOPNOTSUPP; return EOPNOTSUPP; }  // int
 extern "C" long mlx5dv_devx_query_eqn() { errno = EOPNOTSUPP; return EOPNOTSUPP; }  // int
-extern "C" long mlx5dv_devx_umem_dereg() { errno = EOPNOTSUPP; return EOPNOTSUPP; }  // int
-extern "C" void* mlx5dv_devx_umem_reg() { errno = EOPNOTSUPP; return nullptr; }  // struct mlx5dv_devx_umem *
 extern "C" long mlx5dv_devx_cq_modify() { errno = EOPNOTSUPP; return EOPNOTSUPP; }  // int
 extern "C" long mlx5dv_devx_cq_query() { errno = EOPNOTSUPP; return EOPNOTSUPP; }  // int
 extern "C" long mlx5dv_devx_ind_tbl_modify() { errno = EOPNOTSUPP; return EOPNOTSUPP; }  // int
@@ -58,9 +54,6 @@ extern "C" void* mlx5dv_dr_rule_create() { errno = EOPNOTSUPP; return nullptr; }
 extern "C" long mlx5dv_dr_rule_destroy() { errno = EOPNOTSUPP; return EOPNOTSUPP; }  // int
 extern "C" void* mlx5dv_dr_table_create() { errno = EOPNOTSUPP; return nullptr; }  // struct mlx5dv_dr_table *
 extern "C" long mlx5dv_dr_table_destroy() { errno = EOPNOTSUPP; return EOPNOTSUPP; }  // int
-extern "C" void* mlx5dv_devx_create_event_channel() { errno = EOPNOTSUPP; return nullptr; }  // struct mlx5dv_devx_event_channel *
-extern "C" void mlx5dv_devx_destroy_event_channel() {  }  // void
-extern "C" long mlx5dv_devx_get_event() { errno = EOPNOTSUPP; return EOPNOTSUPP; }  // ssize_t
 extern "C" long mlx5dv_devx_subscribe_devx_event() { errno = EOPNOTSUPP; return EOPNOTSUPP; }  // int
 extern "C" long mlx5dv_devx_subscribe_devx_event_fd() { errno = EOPNOTSUPP; return EOPNOTSUPP; }  // int
 extern "C" void* mlx5dv_alloc_var() { errno = EOPNOTSUPP; return nullptr; }  // struct mlx5dv_var *

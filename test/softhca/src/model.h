@@ -63,9 +63,15 @@ struct Cq {
   ibv_cq_ex cqx;
   Context* ctx;
   uint32_t cqn;
-  // hardware-visible ring: 64-byte CQEs, owner bit, consumer index in dbrec[0]
+  // hardware-visible ring: 64- or 128-byte CQEs (the mlx5_cqe64 in the last 64 bytes of each
+  // entry), owner bit, consumer index in dbrec[0]
   uint8_t* buf;
   uint32_t cnt;
+  uint32_t cqe_sz = 64;         // 64 or 128 (mlx5dv_create_cq cqe_size)
+  bool ignore_overrun = false;  // IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN: the consumer index is not checked
+  mlx5_cqe64* cqe(uint32_t n) const {  // entry n (mod cnt): its 64-byte CQE
+    return reinterpret_cast<mlx5_cqe64*>(buf + size_t(n & (cnt - 1)) * cqe_sz + (cqe_sz - 64));
+  }
   uint32_t* dbrec;
   std::mutex prod;  // model side (producers)
   uint32_t pi = 0;
@@ -109,7 +115,7 @@ struct Pending {
   uint64_t complete_at = 0;  // SOFTHCA_COMPLETION_DELAY_US: not retired before (ns)
   uint32_t rnr_count = 0;
   bool in_cqe = false;  // the result goes into the CQE (scatter-to-CQE), not to `local`
-  uint8_t cqe_data[32] = {};
+  uint8_t cqe_data[64] = {};
 };
 
 struct Qp {

@@ -80,3 +80,11 @@ void unpin_registration(const void* addr, size_t len) {
 }
 
 }  // namespace softhca
+
+// For libmlx5's DevX umem registration (devx.cc): the same pinning rules.
+extern "C" int softhca_pin_umem(const void* addr, size_t len, unsigned access) {
+  return softhca::pin_for_registration(addr, len, access);
+}
+extern "C" void softhca_unpin_umem(const void* addr, size_t len) {
+  softhca::unpin_registration(addr, len);
+}

@@ -82,7 +82,7 @@ ibv_wc_status status_of(uint8_t syn) {
 
 // ---- driver side of the CQ: parse one CQE the way libmlx5 does -----------------------------
 int poll_one(Cq* cq, ibv_wc* wc) {
-  auto* cqe = reinterpret_cast<mlx5_cqe64*>(cq->buf + size_t(cq->ci & (cq->cnt - 1)) * 64);
+  mlx5_cqe64* cqe = cq->cqe(cq->ci);
   uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
   if ((op_own >> 4) == MLX5_CQE_INVALID || (op_own & 1) != ((cq->ci / cq->cnt) & 1)) return 0;
   uint8_t op = op_own >> 4;
@@ -110,8 +110,8 @@ int poll_one(Cq* cq, ibv_wc* wc) {
     wc->byte_len = be32(cqe->byte_cnt);
     wc->status = err ? status_of(reinterpret_cast<mlx5_err_cqe*>(cqe)->syndrome) : IBV_WC_SUCCESS;
     if (err) wc->vendor_err = reinterpret_cast<mlx5_err_cqe*>(cqe)->vendor_err_synd;
-    if (!err && (op_own & MLX5_INLINE_SCATTER_32) &&  // read/atomic result in the CQE
-        !copy_cqe_to_send_wqe(qp, idx, reinterpret_cast<const uint8_t*>(cqe), wc->byte_len))
+    const uint8_t* in_cqe = cqe_scatter_data(cqe, op_own);  // read/atomic result in the CQE
+    if (!err && in_cqe && !copy_cqe_to_send_wqe(qp, idx, in_cqe, wc->byte_len))
       wc->status = IBV_WC_LOC_LEN_ERR;
     // The CQE's WQE counter has 16 bits: extend it against the driver's 32-bit consumer index.
     qp->sq_ci += uint16_t(idx - qp->sq_ci) + qp->sq_wqe_bbs[slot];
@@ -133,8 +133,8 @@ int poll_one(Cq* cq, ibv_wc* wc) {
   }
   wc->status = IBV_WC_SUCCESS;
   wc->byte_len = be32(cqe->byte_cnt);
-  if ((op_own & MLX5_INLINE_SCATTER_32) && !qp->srq &&  // a small receive's data in the CQE
-      !copy_cqe_to_recv_wqe(qp, idx, reinterpret_cast<const uint8_t*>(cqe), wc->byte_len))
+  const uint8_t* in_cqe = cqe_scatter_data(cqe, op_own);  // a small receive's data in the CQE
+  if (in_cqe && !qp->srq && !copy_cqe_to_recv_wqe(qp, idx, in_cqe, wc->byte_len))
     wc->status = IBV_WC_LOC_LEN_ERR;
   wc->src_qp = be32(cqe->flags_rqpn) & 0xffffff;
   wc->slid = be16(cqe->slid);
@@ -701,7 +701,7 @@ int sh_query_device_ex(ibv_context* c, const ibv_query_device_ex_input*, ibv_dev
   return 0;
 }
 
-Cq* make_cq(ibv_context* c, ibv_cq_init_attr_ex* attr);
+Cq* make_cq(ibv_context* c, ibv_cq_init_attr_ex* attr, const mlx5dv_cq_init_attr* dv = nullptr);
 ibv_qp* make_qp(ibv_context* c, ibv_qp_init_attr_ex* attr, Kind kind, const mlx5dv_qp_init_attr* dv);
 ibv_srq* make_srq(ibv_context* c, ibv_srq_init_attr_ex* attr);
 
@@ -982,23 +982,38 @@ int ibv_destroy_comp_channel(ibv_comp_channel* ch) {
 
 namespace {
 
-Cq* make_cq(ibv_context* c, ibv_cq_init_attr_ex* attr) {
-  if (attr->cqe < 1 || attr->cqe > (1u << 22) - 1) {
+// As rdma-core's mlx5 create_cq: comp_mask FLAGS and PD only, flags SINGLE_THREADED and
+// IGNORE_OVERRUN only (else EINVAL); the CQE size from mlx5dv_create_cq's cqe_size, else from
+// MLX5_CQE_SIZE, else 64; only 64 and 128 are valid (else EINVAL).
+Cq* make_cq(ibv_context* c, ibv_cq_init_attr_ex* attr, const mlx5dv_cq_init_attr* dv) {
+  if (attr->cqe < 1 || attr->cqe > (1u << 22) - 1 ||
+      (attr->comp_mask & ~uint32_t(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD)) ||
+      ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+       (attr->flags & ~uint32_t(IBV_CREATE_CQ_ATTR_SINGLE_THREADED | IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN)))) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  int cqe_sz = 64;
+  if (dv && (dv->comp_mask & MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE)) cqe_sz = dv->cqe_size;
+  else if (const char* e = getenv("MLX5_CQE_SIZE")) cqe_sz = atoi(e);
+  if (cqe_sz != 64 && cqe_sz != 128) {
     errno = EINVAL;
     return nullptr;
   }
   auto* cq = new Cq{};
   cq->ctx = ctx_of(c);
   cq->cnt = pow2(attr->cqe + 1);
-  cq->buf = static_cast<uint8_t*>(alloc_pages(size_t(cq->cnt) * 64 + 64));
+  cq->cqe_sz = cqe_sz;
+  cq->ignore_overrun = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+                       (attr->flags & IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN);
+  cq->buf = static_cast<uint8_t*>(alloc_pages(size_t(cq->cnt) * cqe_sz + 64));
   if (!cq->buf) {
     delete cq;
     errno = ENOMEM;
     return nullptr;
   }
-  cq->dbrec = reinterpret_cast<uint32_t*>(cq->buf + size_t(cq->cnt) * 64);
-  for (uint32_t i = 0; i < cq->cnt; ++i)
-    reinterpret_cast<mlx5_cqe64*>(cq->buf + size_t(i) * 64)->op_own = MLX5_CQE_INVALID << 4 | 1;
+  cq->dbrec = reinterpret_cast<uint32_t*>(cq->buf + size_t(cq->cnt) * cqe_sz);
+  for (uint32_t i = 0; i < cq->cnt; ++i) cq->cqe(i)->op_own = MLX5_CQE_INVALID << 4 | 1;
   cq->cqn = Hca::get().next_obj++;
   ibv_cq_ex& x = cq->cqx;
   x.context = c;
@@ -1302,7 +1317,7 @@ int softhca_v11_ibv_destroy_cq(ibv_cq* ibcq) {
     pthread_mutex_unlock(&c->mutex);
   }
   release_cq_uar(cq);
-  free_pages(cq->buf, size_t(cq->cnt) * 64 + 64);
+  free_pages(cq->buf, size_t(cq->cnt) * cq->cqe_sz + 64);
   delete cq;
   return 0;
 }
@@ -1699,6 +1714,15 @@ bool softhca_is_softhca_device(ibv_device* d) {
   return false;
 }
 
+ibv_cq_ex* softhca_create_cq_dv(ibv_context* c, ibv_cq_init_attr_ex* a, mlx5dv_cq_init_attr* dv) {
+  if (!softhca_is_softhca_device(c->device)) {
+    errno = EOPNOTSUPP;
+    return nullptr;
+  }
+  Cq* cq = make_cq(c, a, dv);
+  return cq ? &cq->cqx : nullptr;
+}
+
 ibv_qp* softhca_create_qp_dv(ibv_context* c, ibv_qp_init_attr_ex* a, mlx5dv_qp_init_attr* dv) {
   Kind k;
   if (dv && (dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_DC)) {
@@ -1765,7 +1789,7 @@ int softhca_init_obj(mlx5dv_obj* obj, uint64_t type) {
     o->buf = cq->buf;
     o->dbrec = reinterpret_cast<__be32*>(cq->dbrec);
     o->cqe_cnt = cq->cnt;
-    o->cqe_size = 64;
+    o->cqe_size = cq->cqe_sz;
     o->cq_uar = cq_uar_page(cq);  // arm doorbells are noticed like BlueFlame stores
     o->cqn = cq->cqn;
     o->comp_mask = 0;

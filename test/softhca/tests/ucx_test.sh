@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Unmodified UCX (Debian's ucx-utils / libucx0) over the model: `ucx_info -d` lists the device with
+# its IB transports, and `ucx_perftest` server/client pairs (each process a node of its own on one
+# fabric) run put/get, tag and AM latency/bandwidth and the 32/64-bit atomics on each transport
+# that works over the model, with UCX's default settings and with DevX off. Skipped, saying so,
+# only where UCX is not installed (scripts/debian-packages.txt lists ucx-utils).
+#   UCX_TEST_TLS="rc_verbs ..."  restricts the transports, UCX_TEST_QUICK=1 runs one test each.
+set -uo pipefail
+dir="${TEST_SRCDIR:-}/hoshmem/test/softhca/softlib"
+wrap=()
+if [[ -n "${TEST_SRCDIR:-}" && -d "$dir" ]]; then
+  export LD_LIBRARY_PATH="$dir"
+  export LD_PRELOAD="$dir/libsofthca_kernel.so"
+else
+  wrap=("$(cd "$(dirname "$0")/.." && pwd)/with-softhca")
+  "${wrap[@]}" true || exit 1  # build once, before server and client start together
+fi
+if ! command -v ucx_info >/dev/null || ! command -v ucx_perftest >/dev/null; then
+  echo "SKIPPED: UCX is not installed (apt-get install ucx-utils; see scripts/debian-packages.txt)"
+  exit 0
+fi
+tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/ucx.XXXXXX")
+token="ucx$(od -An -N5 -tx1 /dev/urandom | tr -d ' \n')"
+cleanup() { rm -rf "$tmp"; rm -f /dev/shm/softhca."$token"*; }
+trap cleanup EXIT
+export UCX_VFS_ENABLE=n       # no UCX VFS daemon socket
+export UCX_NET_DEVICES=mlx5_0:1
+export TMPDIR="$tmp"
+passed=0; failed=0; failures=()
+
+# 1. ucx_info -d: the model's device with every IB transport UCX has for it.
+export SOFTHCA_FABRIC="$token-info"
+timeout 120 "${wrap[@]}" ucx_info -d >"$tmp/info" 2>&1
+for tl in rc_verbs rc_mlx5 ud_verbs ud_mlx5 dc_mlx5; do
+  if awk -v tl="$tl" '/Transport:/ {t=$3} /Device:/ && t==tl && $3=="mlx5_0:1" {f=1} END {exit !f}' "$tmp/info"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1)); failures+=("ucx_info -d: no $tl on mlx5_0:1")
+  fi
+done
+
+# 2. ucx_perftest pairs. "rc_verbs,ud_verbs:aux" is UCX's own rc_v alias: UD only for wireup.
+run_once() {  # port tls devx test...: 0 ok, 1 failed, 2 port taken
+  local port=$1 tls=$2 devx=$3; shift 3
+  export SOFTHCA_FABRIC="$token-$port"
+  local env=(UCX_TLS="$tls" UCX_IB_MLX5_DEVX="$devx")
+  env "${env[@]}" timeout 120 stdbuf -oL "${wrap[@]}" ucx_perftest -p "$port" >"$tmp/srv" 2>&1 &
+  local srv=$! ok=1
+  for _ in $(seq 300); do  # until the server listens (it says so), at most 30 s
+    grep -q "Waiting for connection" "$tmp/srv" 2>/dev/null && break
+    kill -0 $srv 2>/dev/null || break
+    sleep 0.1
+  done
+  for _ in $(seq 100); do
+    env "${env[@]}" timeout 120 "${wrap[@]}" ucx_perftest localhost -p "$port" -n 200 -w 20 "$@" \
+      >"$tmp/cli" 2>&1 && { ok=0; break; }
+    grep -q "connect() failed\|Connection refused" "$tmp/cli" || break
+    kill -0 $srv 2>/dev/null || break
+    sleep 0.1  # server not listening yet
+  done
+  ((ok)) && kill $srv 2>/dev/null
+  wait $srv || ok=1
+  rm -f /dev/shm/softhca."$SOFTHCA_FABRIC"*
+  grep -q "Address already in use" "$tmp/srv" && return 2
+  grep -q "^Final:" "$tmp/cli" || ok=1
+  if ((ok)); then echo "--- server"; tail -20 "$tmp/srv"; echo "--- client"; tail -20 "$tmp/cli"; fi
+  return $ok
+}
+port=$((20000 + RANDOM % 19000))
+check() {  # tls devx test...
+  local rc
+  for _ in 0 1 2; do
+    port=$((port + 1)); run_once $port "$@"; rc=$?
+    ((rc == 2)) || break
+  done
+  if ((rc == 0)); then passed=$((passed + 1)); echo "ok: UCX_TLS=$1 UCX_IB_MLX5_DEVX=$2 ${*:3}"
+  else failed=$((failed + 1)); failures+=("UCX_TLS=$1 UCX_IB_MLX5_DEVX=$2 ${*:3}"); fi
+}
+tests=("-t ucp_put_lat" "-t ucp_put_bw" "-t ucp_get" "-t tag_lat" "-t tag_bw" "-t ucp_am_lat"
+  "-t ucp_am_bw" "-t ucp_add -s 4" "-t ucp_add -s 8" "-t ucp_fadd -s 4" "-t ucp_fadd -s 8"
+  "-t ucp_swap -s 4" "-t ucp_swap -s 8" "-t ucp_cswap -s 4" "-t ucp_cswap -s 8")
+[[ "${UCX_TEST_QUICK:-0}" == 1 ]] && tests=("-t ucp_put_lat")
+declare -A tls_of=([rc_verbs]="rc_verbs,ud_verbs:aux" [ud_verbs]="ud_verbs"
+  [rc_mlx5]="rc_mlx5,ud_mlx5:aux" [ud_mlx5]="ud_mlx5" [dc_mlx5]="dc_mlx5,ud_mlx5:aux")
+for tl in ${UCX_TEST_TLS:-rc_verbs ud_verbs rc_mlx5 ud_mlx5 dc_mlx5}; do
+  for devx in try n; do  # try: UCX's default
+    for t in "${tests[@]}"; do
+      # shellcheck disable=SC2086
+      check "${tls_of[$tl]}" "$devx" $t
+    done
+  done
+done
+echo "$passed passed, $failed failed"
+for f in "${failures[@]}"; do echo "FAIL: $f"; done
+((failed == 0))
