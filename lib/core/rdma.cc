@@ -254,6 +254,7 @@ atomics::AtomicBackend *rdma_start(Bootstrap &boot) {
   std::string why;
   if (dc && !r.transport.use_dc(static_cast<unsigned>(rt.config.dci_count), &why))
     fatal("shmem_init", "cannot start the DC transport: %s", why.c_str());
+  if (!dc) r.transport.close_dc_target();  // every PE chose RC: nothing will reach it
   // The control area (team slots: the library's messages) and the heap are one file, one region.
   r.file_base = reinterpret_cast<uintptr_t>(rt.memory.own_file());
   r.file_size = rt.memory.file_size();
@@ -300,6 +301,8 @@ void rdma_stop() {
   if (!g_rdma) return;
   peer::routes.network = nullptr;
   rdma_add_path = {};
+  g_no_dc_pe = -1;
+  g_no_dc.clear();
   g_rdma->transport.quiet();
   g_rdma->transport.shutdown();
   for (ibv_mr *mr : {g_rdma->file_mr, g_rdma->data_mr})

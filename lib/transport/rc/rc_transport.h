@@ -131,6 +131,8 @@ class Transport {
   // Switches to DC before any operation: every peer's address must have a DC target. Stops the
   // connection manager; each lane then has `dcis` initiators. False with *why on failure.
   bool use_dc(unsigned dcis, std::string *why);
+  // RC was chosen: releases the DC target init() opened (its DCT, SRQ and CQ), if any.
+  void close_dc_target() { dct_.reset(); }
   bool dc() const { return dc_; }
   unsigned dci_count() const { return dci_count_; }
   // What this PE's transport holds now: queue pairs (of lanes, responder-only, the DC target,
