@@ -13,20 +13,22 @@
 # rates: > 1 means hoshmem is better. Numbers, not a test: nothing here asserts a timing, but a
 # program's verification errors (ERROR lines) and failed runs are printed.
 #   --quick    short timed loops (bench -q); --prefix: use an installed hoshmem instead of
-#              `bazel run //:install`; --keep: keep the work directory; --only rc|dc|ud|shm
+#              `bazel run //:install`; --keep: keep the work directory; --only rc|dc|ud|shm;
+#   --from DIR print the tables again from a kept run's raw outputs (DIR = its "raw outputs")
 # Environment: SBS_TIMEOUT (seconds per program run, default 300), SBS_ALL_ROWS=1 (every row;
-# default: putget, the long/uint64 blocking AMOs, barrier and the reductions).
+# default: putget, the long/uint64 blocking AMOs, barriers and the sum_long reductions).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 perf="$root/perf"
 softhca="$root/test/softhca/with-softhca"
-quick=0 keep=0 prefix="" only=()
+quick=0 keep=0 prefix="" only=() from=""
 while (($#)); do
   case $1 in
     --quick | -q) quick=1 ;;
     --keep) keep=1 ;;
     --prefix) prefix=$2; shift ;;
     --only) only+=("$2"); shift ;;
+    --from) from=$2; shift ;;
     -h | --help) sed -n 2,20p "$0"; exit 0 ;;
     *) echo "side_by_side.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -42,6 +44,11 @@ cleanup() { ((keep)) || rm -rf "$work"; rm -f /dev/shm/softhca."$token"*; }
 trap cleanup EXIT
 log() { echo "side_by_side: $*" >&2; }
 mkdir -p "$work/bin/hoshmem" "$work/bin/oshmem" "$work/out"
+elapsed=0
+if [[ -n "$from" ]]; then
+  cp "$from"/* "$work/out/" || exit 1
+  pairings=(); for p in rc dc ud shm; do [[ -f "$work/out/$p.hoshmem" ]] && pairings+=("$p"); done
+else
 
 # ---- build ----------------------------------------------------------------------------------
 if [[ -z "$prefix" ]]; then
@@ -153,10 +160,12 @@ for p in "${pairings[@]}"; do
   fi
 done
 elapsed=$((SECONDS - start))
+fi
 
 # ---- tables ---------------------------------------------------------------------------------
 echo "# hoshmem vs Open MPI $(/usr/bin/ompi_info --version 2>/dev/null | awk 'NR==1 {print $NF}') OSHMEM (UCX $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1)), 2 PEs"
-echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), runs took ${elapsed}s$( ((quick)) && echo ', --quick')"
+if [[ -n "$from" ]]; then echo "# tables of the kept run $from"; else
+echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), runs took ${elapsed}s$( ((quick)) && echo ', --quick')"; fi
 echo "# ratio = oshmem/hoshmem (latency, us) or hoshmem/oshmem (rates): > 1 means hoshmem is better"
 echo "# limit: the model's own post-and-poll loop (perf/hw/verbs_*.c), same unit; '-' where none"
 for p in "${pairings[@]}"; do
@@ -176,7 +185,7 @@ for p in "${pairings[@]}"; do
     function keep(name) {
       if (all) return 1
       if (name ~ /^amo_(int|uint32)_/ || name ~ /_nbi_(lat|rate)$/) return 0
-      if (name ~ /^amo_|^barrier|^reduce|^(put|get|p|g)_|^putmem_bw|^getmem_bw|_rate$/) return 1
+      if (name ~ /^amo_|^barrier|^sync\.|^sum_long\.|^(put|get|p|g)_|^putmem_bw|^getmem_bw|_rate$/) return 1
       return 0
     }
     function load(f, i,   line, w, m, key) {
