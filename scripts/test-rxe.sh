@@ -28,8 +28,9 @@
 # scripts/rxe/two-run.sh, the launcher is scripts/rxe/mpirun.sh; consoles in
 # build/rxe/console-{a,b}.log, results and logs in build/rxe/two/.
 #
-# Env: RXE_TIMEOUT (s for the whole guest, default 2700), RXE_MEM (MiB, default 2048),
-#      RXE_SMP (vCPUs, default 2).
+# Env: RXE_TIMEOUT (s for the whole guest, default 2700; two: 3600), RXE_MEM (MiB per guest,
+#      default 2048), RXE_SMP (vCPUs per guest, default 2; two: 1, as each guest has one PE or two
+#      and this machine's cores run both guests).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 begin=$SECONDS
@@ -91,8 +92,8 @@ table_two() {
     cat <<TESTS
 $m 2 amo 240 --env SHMEM_INFO=1 --expect-output PEs:.2,.1.on.this.node --expect-output rxe0:1.*GID.index.{v4gid}\\)
 $m 4 amo 240 --env SHMEM_INFO=1 --expect-output PEs:.4,.2.on.this.node
-$m 2 amo_contention
-$m 4 amo_contention
+$m 2 amo_contention 600
+$m 4 amo_contention 600
 $m 2 rma_typed
 $m 2 rma_sized
 $m 2 fence_amo_put
@@ -260,14 +261,15 @@ accel=(-accel tcg,tb-size=256)
 if grep -qwE 'vmx|svm' /proc/cpuinfo && [[ -w /dev/kvm ]]; then
   accel=(-accel kvm "${accel[@]}") # QEMU falls back to the next -accel if KVM does not start
 fi
-limit=${RXE_TIMEOUT:-2700}
+if ((two)); then limit=${RXE_TIMEOUT:-3600} smp=${RXE_SMP:-1}
+else limit=${RXE_TIMEOUT:-2700} smp=${RXE_SMP:-2}; fi
 # boot NAME RUNNER APPEND NETDEV...: one guest in the background (its PID in $booted), running
 # the host path RUNNER; console in $guest/console-NAME.log (console.log for the single guest)
 boot() {
   local name=$1 runner=$2 append=$3 console=$guest/console${1:+-$1}.log
   shift 3
   timeout -k 10 "$limit" qemu-system-x86_64 -nodefaults -no-reboot -display none -monitor none \
-    "${accel[@]}" -cpu max -smp "${RXE_SMP:-2}" -m "${RXE_MEM:-2048}" \
+    "${accel[@]}" -cpu max -smp "$smp" -m "${RXE_MEM:-2048}" \
     -kernel "$guest/vmlinuz" -initrd "$guest/initramfs.gz" \
     -append "console=ttyS0 panic=-1 quiet rxe.run=$repo/$runner $append" \
     -serial "file:$console" "$@" \
@@ -308,7 +310,7 @@ if ((two)); then
     [[ -z $(ss -Hlun "( sport = :$port or sport = :$((port + 1)) )" 2>/dev/null) ]] && break
   done
   link() { echo "dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$1,remote.type=inet,remote.host=127.0.0.1,remote.port=$2"; }
-  step "running ${#plan[@]} tests on two guests (${accel[1]%%,*}; link: UDP 127.0.0.1:$port <-> :$((port + 1)); consoles: $guest/console-{a,b}.log; at most ${limit} s)"
+  step "running ${#plan[@]} tests on two guests (${accel[1]%%,*}, $smp vCPU each; link: UDP 127.0.0.1:$port <-> :$((port + 1)); consoles: $guest/console-{a,b}.log; at most ${limit} s)"
   boot a scripts/rxe/two-run.sh rxe.role=a \
     -netdev "$(link "$port" $((port + 1)))" -device virtio-net-pci,netdev=n0,mac=52:54:00:0a:00:01,romfile=
   qemu=$booted

@@ -7,9 +7,10 @@
 # b: takes the ssh server out of the openssh-server package the host downloaded ($SSHD_ROOT),
 #    makes a host key, waits for a's public key, starts sshd on 10.0.0.2 only, publishes its host
 #    key, then waits until a says it is done.
-# a: makes a client key, publishes it, waits for b's host key, checks that ssh reaches rxe-b, then
-#    runs every line of /results/plan through test/shmem/run_test.sh with scripts/rxe/mpirun.sh
-#    as the launcher: Open MPI's mpirun starts one PE here and one in b (its rsh agent: ssh).
+# a: makes a client key, publishes it, waits for b's host key, checks that ssh reaches rxe-b
+#    (one connection, kept for the run) and that mpirun starts a process in each guest, then runs
+#    every line of /results/plan through test/shmem/run_test.sh with scripts/rxe/mpirun.sh as the
+#    launcher: Open MPI's mpirun starts one PE here and one in b (its rsh agent: ssh).
 # Every key lives in the guest's tmpfs and dies with it. a writes one line per test to
 # /results/progress and /results/results, b its own lines to /results/progress-b. Exit status:
 # a: 0 if every test passed, else 1; b: 0 once a is done, 2 if something failed to start.
@@ -119,6 +120,11 @@ Host rxe-b
   StrictHostKeyChecking yes
   BatchMode yes
   ConnectTimeout 60
+  # one connection for the whole run (its key exchange takes seconds under TCG): the check below
+  # opens it, mpirun's ssh commands go through it
+  ControlMaster auto
+  ControlPath /tmp/ssh/cm-%C
+  ControlPersist yes
 CONFIG
 wait_for /results/b.hostkey || exit 2
 cp /results/b.hostkey /tmp/ssh/known_hosts
@@ -129,7 +135,17 @@ if [[ $said != "rxe-b unlimited " ]]; then
   progress "ssh rxe-b failed: $said"
   exit 2
 fi
-progress "ssh rxe-b works ($(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s for one command)"
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+progress "ssh rxe-b works ($(since "$start") s for the first command)"
+# the launcher across the guests: one process on each
+start=$(date +%s.%N)
+said=$(RXE_STDOUT=/dev/null RXE_STDERR=/dev/null timeout 300 "$REPO/scripts/rxe/mpirun.sh" -np 2 hostname 2>&1 |
+  sort | tr '\n' ' ')
+if [[ $said != "rxe-a rxe-b " ]]; then
+  progress "mpirun -np 2 hostname failed: $said"
+  exit 2
+fi
+progress "mpirun -np 2 hostname: $said($(since "$start") s)"
 
 mkdir -p /results/logs
 counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
