@@ -2,7 +2,8 @@
 # The guest side of `scripts/test-rxe.sh two`: runs as root in each of the two guests, in a chroot
 # of the host's root (read-only under a tmpfs overlay), with the share both guests write to at
 # /results. The kernel command line says which guest this is: rxe.role=a (10.0.0.1, hostname
-# rxe-a) or rxe.role=b (10.0.0.2, rxe-b). Both bring up eth0 (MTU 9000) and rxe0 on it.
+# rxe-a) or rxe.role=b (10.0.0.2, rxe-b). Both bring up eth0 (MTU rxe.mtu=, default 9000) and
+# rxe0 on it.
 #
 # b: takes the ssh server out of the openssh-server package the host downloaded ($SSHD_ROOT),
 #    makes a host key, waits for a's public key, starts sshd on 10.0.0.2 only, publishes its host
@@ -16,9 +17,12 @@
 # a: 0 if every test passed, else 1; b: 0 once a is done, 2 if something failed to start.
 set -u
 source /results/env # REPO, BINDIR, SSHD_ROOT (host paths, the same inside the guest), WAIT_S
-role="" ip=""
+role="" ip="" mtu=9000
 for arg in $(cat /proc/cmdline); do
-  case $arg in rxe.role=*) role=${arg#rxe.role=} ;; esac
+  case $arg in
+    rxe.role=*) role=${arg#rxe.role=} ;;
+    rxe.mtu=*) mtu=${arg#rxe.mtu=} ;;
+  esac
 done
 case $role in
   a) ip=10.0.0.1 peer=rxe-b ;;
@@ -46,7 +50,7 @@ hostname "rxe-$role"
 printf '127.0.0.1 localhost\n10.0.0.1 rxe-a\n10.0.0.2 rxe-b\n' >/etc/hosts
 ip link set lo up
 ip addr add "$ip/24" dev eth0
-ip link set eth0 mtu 9000 # rxe's RoCE MTU is the largest below it: 4096
+ip link set eth0 mtu "$mtu" # rxe's RoCE MTU is the largest below it: 4096 for 9000
 ip link set eth0 up
 if ! rdma link add rxe0 type rxe netdev eth0; then
   progress "rdma link add rxe0 failed (see $RESULTS_HOST/guest-$role.log)"
