@@ -2,8 +2,9 @@
 # The third command of README.md: hoshmem's multi-PE tests over real verbs, the Linux kernel's
 # soft-RoCE (rdma_rxe), in a QEMU guest, for machines without an RDMA device.
 #
-#   scripts/test-rxe.sh [NAME...]     NAME: a program (amo, lock, ...) or a mode (rc, ud);
-#                                     default: every test of the table below
+#   scripts/test-rxe.sh [NAME...]       NAME: a program (amo, lock, ...) or a mode (rc, ud);
+#                                       default: every test of the table below
+#   scripts/test-rxe.sh two [NAME...]   the same with two guests and Open MPI's mpirun (below)
 #
 # Installs what is missing (scripts/debian-packages.txt and scripts/rxe/debian-packages.txt),
 # takes Debian's own kernel and its modules out of the linux-image package (downloaded with
@@ -17,11 +18,25 @@
 # finish. Bazel's output goes to build/logs/test-rxe.log, the guest's console to
 # build/rxe/console.log, the results and every test's log to build/rxe/results/.
 #
-# Env: RXE_TIMEOUT (s for the whole guest, default 2700), RXE_MEM (MiB, default 2048),
-#      RXE_SMP (vCPUs, default 2).
+# `two`: two guests, rxe-a (10.0.0.1) and rxe-b (10.0.0.2), each with rxe0 on its eth0 (MTU
+# 9000), linked by a pair of UDP sockets on 127.0.0.1 (QEMU's dgram netdev: nothing leaves this
+# machine), and a real launcher across them: Open MPI's mpirun in rxe-a starts orted in rxe-b
+# with ssh (the ssh server comes from Debian's openssh-server package, downloaded with apt-get
+# and unpacked into build/rxe/sshd, not installed: installing it would start an ssh server on
+# this machine; keys are made at boot in each guest's tmpfs). One PE per guest (two for 4 PEs),
+# no HOSHMEM_PES_PER_NODE: the library learns from PMIx which PEs share its node. The guests run
+# scripts/rxe/two-run.sh, the launcher is scripts/rxe/mpirun.sh; consoles in
+# build/rxe/console-{a,b}.log, results and logs in build/rxe/two/.
+#
+# Env: RXE_TIMEOUT (s for the whole guest, default 2700; two: 3600), RXE_MEM (MiB per guest,
+#      default 2048), RXE_SMP (vCPUs per guest, default 2; two: 1, as each guest has one PE or two
+#      and this machine's cores run both guests); two: RXE_MTU_A, RXE_MTU_B (each guest's eth0
+#      MTU, default 9000).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 begin=$SECONDS
+two=0
+if [[ ${1:-} == two ]]; then two=1; shift; fi
 filters=("$@")
 
 # ---- the tests: MODE NP PROGRAM [TIMEOUT_S [run_test.sh options...]] ----
@@ -67,6 +82,31 @@ ud 2 rma_sized
 TESTS
     esac
   done
+}
+# Two guests: 2 PEs (one per guest) and some on 4 (two per guest: a peer on the same node and
+# one on the other). The first test of each mode has the library say what it uses (SHMEM_INFO=1)
+# and checks that it sees the PEs on two nodes and uses rxe0's IPv4 RoCE v2 GID ({v4gid}: its
+# index, which two-run.sh fills in).
+table_two() {
+  local m
+  for m in rc ud; do
+    cat <<TESTS
+$m 2 amo 240 --env SHMEM_INFO=1 --expect-output PEs:.2,.1.on.this.node --expect-output rxe0:1.*GID.index.{v4gid}\\)
+$m 4 amo 240 --env SHMEM_INFO=1 --expect-output PEs:.4,.2.on.this.node
+$m 2 amo_contention 600
+$m 4 amo_contention 600
+$m 2 rma_typed
+$m 2 rma_sized
+$m 2 fence_amo_put
+$m 2 sync_families
+$m 2 pitfall_9_team_immediate
+$m 2 lock
+$m 4 lock
+TESTS
+  done
+  # Not here: messages of many packets. Across the guests, rma_large (RC, 0 B to 64 MiB) sent
+  # under 10k packets in 400 s and pitfall_3_completion (1 MiB transfers) did not finish in 400 s
+  # in either mode: the UDP link drops bursts, and each loss costs an RC retransmission timeout.
 }
 wanted() { # MODE PROGRAM: selected by the command's arguments?
   ((${#filters[@]})) || return 0
@@ -156,6 +196,27 @@ prepare_guest() {
   echo "$stamp" >"$guest/stamp"
   echo "   $kpkg, $(wc -l <"$root/modules.order") modules"
 }
+# two guests: sshd and the library it needs, out of Debian's packages (downloaded, not installed)
+prepare_sshd() {
+  local dir=$guest/sshd pkg deb
+  if [[ -x $dir/usr/sbin/sshd && -e $dir/usr/lib/x86_64-linux-gnu/libwrap.so.0 ]]; then
+    echo "   cached: $(ls "$guest/debs" | grep -m1 openssh-server)"
+    return 0
+  fi
+  mkdir -p "$guest/debs"
+  chmod 777 "$guest/debs"
+  rm -rf "$dir"
+  for pkg in openssh-server libwrap0; do
+    deb=$(ls -t "$guest/debs/${pkg}_"*.deb 2>/dev/null | head -1)
+    if [[ -z $deb ]]; then
+      (cd "$guest/debs" && apt-get download -qq "$pkg") >>"$log" 2>&1 ||
+        { echo "apt-get download $pkg failed (see $log)"; return 1; }
+      deb=$(ls -t "$guest/debs/${pkg}_"*.deb | head -1)
+    fi
+    dpkg-deb -x "$deb" "$dir" || return 1
+    echo "   ${deb##*/}"
+  done
+}
 step "guest: kernel and initramfs ($guest)"
 prepare_guest || exit 1
 
@@ -172,7 +233,7 @@ while read -r mode np prog limit opts; do
   set +f
   plan+=("$line")
   [[ " ${programs[*]} " == *" //test/shmem:$prog "* ]] || programs+=("//test/shmem:$prog")
-done < <(table)
+done < <(if ((two)); then table_two; else table; fi)
 ((${#plan[@]})) || { echo "no test matches: ${filters[*]}"; exit 2; }
 
 step "building oshrun and ${#programs[@]} test programs (Bazel's output: $log)"
@@ -187,56 +248,112 @@ if ((status != 0)) || [[ -z $bindir ]]; then
 fi
 
 # ---- the run ----
-results=$guest/results
+repo=$(pwd -P)
+if ((two)); then results=$guest/two; else results=$guest/results; fi
 rm -rf "$results" && mkdir -p "$results"
 printf '%s\n' "${plan[@]}" >"$results/plan"
-repo=$(pwd -P)
 cat >"$results/env" <<ENV
 REPO=$repo
 OSHRUN=$bindir/tools/oshrun/oshrun
 BINDIR=$bindir/test/shmem
 RESULTS_HOST=$repo/$results
+SSHD_ROOT=$repo/$guest/sshd
+WAIT_S=600
 ENV
 : >"$results/progress"
 accel=(-accel tcg,tb-size=256)
 if grep -qwE 'vmx|svm' /proc/cpuinfo && [[ -w /dev/kvm ]]; then
   accel=(-accel kvm "${accel[@]}") # QEMU falls back to the next -accel if KVM does not start
 fi
-limit=${RXE_TIMEOUT:-2700}
-step "running ${#plan[@]} tests in the guest (${accel[1]%%,*}; console: $guest/console.log; at most ${limit} s)"
-timeout -k 10 "$limit" qemu-system-x86_64 -nodefaults -no-reboot -display none -monitor none \
-  "${accel[@]}" -cpu max -smp "${RXE_SMP:-2}" -m "${RXE_MEM:-2048}" \
-  -kernel "$guest/vmlinuz" -initrd "$guest/initramfs.gz" \
-  -append "console=ttyS0 panic=-1 quiet rxe.run=$repo/scripts/rxe/guest-run.sh" \
-  -serial "file:$guest/console.log" \
-  -netdev user,id=n0 -device virtio-net-pci,netdev=n0,romfile= \
-  -device isa-debug-exit,iobase=0xf4,iosize=4 \
-  -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-  -virtfs "local,path=$repo/$results,mount_tag=results,security_model=none,multidevs=remap" \
-  </dev/null >"$guest/qemu.log" 2>&1 &
-qemu=$!
-trap 'kill "$qemu" 2>/dev/null; exit 130' INT TERM
-shown=0
-show_progress() {
-  local n
-  n=$(wc -l <"$results/progress")
-  ((n > shown)) && sed -n "$((shown + 1)),${n}p" "$results/progress" | sed "s/^/   $((SECONDS - begin))s: /"
-  shown=$n
+if ((two)); then limit=${RXE_TIMEOUT:-3600} smp=${RXE_SMP:-1}
+else limit=${RXE_TIMEOUT:-2700} smp=${RXE_SMP:-2}; fi
+# boot NAME RUNNER APPEND NETDEV...: one guest in the background (its PID in $booted), running
+# the host path RUNNER; console in $guest/console-NAME.log (console.log for the single guest)
+boot() {
+  local name=$1 runner=$2 append=$3 console=$guest/console${1:+-$1}.log
+  shift 3
+  timeout -k 10 "$limit" qemu-system-x86_64 -nodefaults -no-reboot -display none -monitor none \
+    "${accel[@]}" -cpu max -smp "$smp" -m "${RXE_MEM:-2048}" \
+    -kernel "$guest/vmlinuz" -initrd "$guest/initramfs.gz" \
+    -append "console=ttyS0 panic=-1 quiet rxe.run=$repo/$runner $append" \
+    -serial "file:$console" "$@" \
+    -device isa-debug-exit,iobase=0xf4,iosize=4 \
+    -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+    -virtfs "local,path=$repo/$results,mount_tag=results,security_model=none,multidevs=remap" \
+    </dev/null >"$guest/qemu${name:+-$name}.log" 2>&1 &
+  booted=$!
 }
-while kill -0 "$qemu" 2>/dev/null; do
-  sleep 2
-  show_progress
-done
-wait "$qemu"
-qrc=$?
-show_progress
-# isa-debug-exit: QEMU exits with 2*N+1 for the runner's status N; 124/137: our timeout
-case $qrc in
-  124 | 137) guest_end="the guest did not finish within ${limit} s (timeout)" ;;
-  1 | 3) guest_end="" ;;
-  *) if ((qrc % 2)); then guest_end="the guest runner ended with status $(((qrc - 1) / 2))"
-     else guest_end="QEMU ended with status $qrc (see $guest/qemu.log, $guest/console.log)"; fi ;;
-esac
+# guest_end NAME STATUS: why the guest's QEMU ended, if not with its runner's status 0 or 1
+# (isa-debug-exit: QEMU exits with 2*N+1 for the runner's status N; 124/137: our timeout)
+guest_end() {
+  local what="the guest${1:+ rxe-$1}"
+  case $2 in
+    124 | 137) echo "$what did not finish within ${limit} s (timeout)" ;;
+    1 | 3) ;;
+    *) if (($2 % 2)); then echo "$what: its runner ended with status $((($2 - 1) / 2))"
+       else echo "$what: QEMU ended with status $2 (see $guest/qemu${1:+-$1}.log)"; fi ;;
+  esac
+}
+declare -A shown=()
+show_progress() { # FILE...: the lines of each FILE not shown yet
+  local f n
+  for f in "$@"; do
+    [[ -e $f ]] || continue
+    n=$(wc -l <"$f")
+    ((n > ${shown[$f]:-0})) && sed -n "$((${shown[$f]:-0} + 1)),${n}p" "$f" | sed "s/^/   $((SECONDS - begin))s: /"
+    shown[$f]=$n
+  done
+}
+run_start=$SECONDS
+if ((two)); then
+  step "the ssh server for rxe-b (openssh-server, unpacked into $guest/sshd)"
+  prepare_sshd || exit 1
+  # two free UDP ports on 127.0.0.1 for the link: the guests' Ethernet frames, nowhere else
+  for _ in $(seq 20); do
+    port=$((20000 + RANDOM % 30000))
+    [[ -z $(ss -Hlun "( sport = :$port or sport = :$((port + 1)) )" 2>/dev/null) ]] && break
+  done
+  link() { echo "dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$1,remote.type=inet,remote.host=127.0.0.1,remote.port=$2"; }
+  step "running ${#plan[@]} tests on two guests (${accel[1]%%,*}, $smp vCPU each; link: UDP 127.0.0.1:$port <-> :$((port + 1)); consoles: $guest/console-{a,b}.log; at most ${limit} s)"
+  boot a scripts/rxe/two-run.sh "rxe.role=a rxe.mtu=${RXE_MTU_A:-9000}" \
+    -netdev "$(link "$port" $((port + 1)))" -device virtio-net-pci,netdev=n0,mac=52:54:00:0a:00:01,romfile=
+  qemu=$booted
+  boot b scripts/rxe/two-run.sh "rxe.role=b rxe.mtu=${RXE_MTU_B:-9000}" \
+    -netdev "$(link $((port + 1)) "$port")" -device virtio-net-pci,netdev=n0,mac=52:54:00:0a:00:02,romfile=
+  qemu_b=$booted
+  trap 'kill "$qemu" "$qemu_b" 2>/dev/null; exit 130' INT TERM
+  while kill -0 "$qemu" 2>/dev/null || kill -0 "$qemu_b" 2>/dev/null; do
+    sleep 2
+    show_progress "$results/progress-b" "$results/progress"
+  done
+  wait "$qemu"
+  qrc=$?
+  wait "$qemu_b"
+  qrc_b=$?
+  show_progress "$results/progress-b" "$results/progress"
+  guest_end=$(guest_end a "$qrc")
+  end_b=$(guest_end b "$qrc_b")
+  consoles=("$guest/console-a.log" "$guest/console-b.log")
+  if [[ -n $end_b ]]; then
+    guest_end+="${guest_end:+; }$end_b"
+    qrc=99
+  fi
+else
+  step "running ${#plan[@]} tests in the guest (${accel[1]%%,*}; console: $guest/console.log; at most ${limit} s)"
+  boot "" scripts/rxe/guest-run.sh "" -netdev user,id=n0 -device virtio-net-pci,netdev=n0,romfile=
+  qemu=$booted
+  trap 'kill "$qemu" 2>/dev/null; exit 130' INT TERM
+  while kill -0 "$qemu" 2>/dev/null; do
+    sleep 2
+    show_progress "$results/progress"
+  done
+  wait "$qemu"
+  qrc=$?
+  show_progress "$results/progress"
+  guest_end=$(guest_end "" "$qrc")
+  consoles=("$guest/console.log")
+fi
+run_secs=$((SECONDS - run_start))
 
 passed=0 failed=0 failed_ids=()
 declare -A done_ids=()
@@ -255,12 +372,15 @@ for id in "${failed_ids[@]+"${failed_ids[@]}"}"; do
   fi
 done
 if [[ -n $guest_end ]]; then
-  echo "$guest_end; the guest's console says:"
-  tr -d '\r' <"$guest/console.log" | grep -aiE 'rxe-init|panic|fail|error|out of memory|killed' |
-    tail -8 | sed 's/^/    /'
+  echo "$guest_end; the console says:"
+  for c in "${consoles[@]}"; do
+    tr -d '\r' <"$c" | grep -aiE 'rxe-init|panic|fail|error|out of memory|killed' |
+      tail -8 | sed "s|^|    ${c##*/}: |"
+  done
 fi
 ((notrun)) && echo "$notrun tests did not run (counted as failed)"
 failed=$((failed + notrun))
 echo "$passed passed, $failed failed"
-echo "took $(((SECONDS - begin) / 60)) min $(((SECONDS - begin) % 60)) s"
+echo "took $(((SECONDS - begin) / 60)) min $(((SECONDS - begin) % 60)) s" \
+  "(the guest$( ((two)) && echo s) from boot to power-off: $((run_secs / 60)) min $((run_secs % 60)) s)"
 ((failed == 0 && qrc == 1))

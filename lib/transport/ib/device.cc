@@ -152,15 +152,25 @@ bool Device::open(const DeviceSpec &spec, std::string *why) {
                                : "no device named " + spec.name + " (devices: " + names + ")";
     return false;
   }
-  // RoCE: the RoCE v2 GID (routable over IP); InfiniBand: the LID suffices within a subnet.
+  // RoCE: a RoCE v2 GID (routable over IP); InfiniBand: the LID suffices within a subnet.
+  // A port has one v2 GID per IP address of its netdev, the IPv6 link-local (fe80::) one usually
+  // first. Between hosts the IPv4 one (::ffff:a.b.c.d) is the address the network is set up to
+  // route, so it is preferred when the port has one, then a routable IPv6 GID, then fe80::.
   if (roce()) {
-    for (int i = 0; i < port_attr_.gid_tbl_len; ++i) {
+    int best = 3;  // rank of the chosen GID: 0 IPv4-mapped, 1 other IPv6, 2 link-local
+    for (int i = 0; i < port_attr_.gid_tbl_len && best > 0; ++i) {
       ibv_gid_entry entry{};
       if (ibv_query_gid_ex(ctx_, port_, static_cast<uint32_t>(i), &entry, 0) != 0) continue;
       if (entry.gid_type != IBV_GID_TYPE_ROCE_V2) continue;
+      const uint8_t *raw = entry.gid.raw;
+      static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+      const int rank = memcmp(raw, v4_mapped, sizeof v4_mapped) == 0 ? 0
+                       : raw[0] == 0xfe && (raw[1] & 0xc0) == 0x80 ? 2
+                                                                   : 1;
+      if (rank >= best) continue;
+      best = rank;
       gid_index_ = i;
       gid_ = entry.gid;
-      break;
     }
     if (gid_index_ < 0) {
       *why = name_ + " port " + std::to_string(port_) + " is RoCE but has no RoCE v2 GID";

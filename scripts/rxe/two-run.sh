@@ -1,0 +1,180 @@
+#!/bin/bash
+# The guest side of `scripts/test-rxe.sh two`: runs as root in each of the two guests, in a chroot
+# of the host's root (read-only under a tmpfs overlay), with the share both guests write to at
+# /results. The kernel command line says which guest this is: rxe.role=a (10.0.0.1, hostname
+# rxe-a) or rxe.role=b (10.0.0.2, rxe-b). Both bring up eth0 (MTU rxe.mtu=, default 9000) and
+# rxe0 on it.
+#
+# b: takes the ssh server out of the openssh-server package the host downloaded ($SSHD_ROOT),
+#    makes a host key, waits for a's public key, starts sshd on 10.0.0.2 only, publishes its host
+#    key, then waits until a says it is done.
+# a: makes a client key, publishes it, waits for b's host key, checks that ssh reaches rxe-b
+#    (one connection, kept for the run) and that mpirun starts a process in each guest, then runs
+#    every line of /results/plan through test/shmem/run_test.sh with scripts/rxe/mpirun.sh as the
+#    launcher: Open MPI's mpirun starts one PE here and one in b (its rsh agent: ssh).
+# Every key lives in the guest's tmpfs and dies with it. a writes one line per test to
+# /results/progress and /results/results, b its own lines to /results/progress-b. Exit status:
+# a: 0 if every test passed, else 1; b: 0 once a is done, 2 if something failed to start.
+set -u
+source /results/env # REPO, BINDIR, SSHD_ROOT (host paths, the same inside the guest), WAIT_S
+role="" ip="" mtu=9000
+for arg in $(cat /proc/cmdline); do
+  case $arg in
+    rxe.role=*) role=${arg#rxe.role=} ;;
+    rxe.mtu=*) mtu=${arg#rxe.mtu=} ;;
+  esac
+done
+case $role in
+  a) ip=10.0.0.1 peer=rxe-b ;;
+  b) ip=10.0.0.2 peer=rxe-a ;;
+  *) echo "two-run.sh: no rxe.role=a|b on the kernel command line" >&2; exit 2 ;;
+esac
+exec >>"/results/guest-$role.log" 2>&1
+if [[ $role == a ]]; then out=/results/progress; else out=/results/progress-b; fi
+progress() { echo "$role: $*" >>"$out"; }
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+# wait_for FILE: until FILE exists (the other guest writes it), at most WAIT_S seconds
+wait_for() {
+  local i
+  for ((i = 0; i < WAIT_S * 5; i++)); do
+    [[ -e $1 ]] && return 0
+    sleep 0.2
+  done
+  progress "gave up waiting $WAIT_S s for $1 (see $RESULTS_HOST/guest-*.log)"
+  return 1
+}
+[[ $role == a ]] && trap 'touch /results/done' EXIT # b stops when a stops, whatever happened
+
+[[ -e /dev/fd ]] || ln -s /proc/self/fd /dev/fd
+hostname "rxe-$role"
+printf '127.0.0.1 localhost\n10.0.0.1 rxe-a\n10.0.0.2 rxe-b\n' >/etc/hosts
+ip link set lo up
+ip addr add "$ip/24" dev eth0
+ip link set eth0 mtu "$mtu" # rxe's RoCE MTU is the largest below it: 4096 for 9000
+ip link set eth0 up
+if ! rdma link add rxe0 type rxe netdev eth0; then
+  progress "rdma link add rxe0 failed (see $RESULTS_HOST/guest-$role.log)"
+  exit 2
+fi
+# rxe adds a RoCE v2 GID per IP address of eth0: wait for the IPv4 one (::ffff:10.0.0.x)
+gids=/sys/class/infiniband/rxe0/ports/1/gids
+v4gid=""
+for _ in $(seq 100); do
+  v4gid=$(grep -l "^0000:0000:0000:0000:0000:ffff:" "$gids"/* 2>/dev/null | head -1)
+  [[ -n $v4gid ]] && break
+  sleep 0.2
+done
+ibv_devinfo -v -d rxe0 | grep -E 'state|active_mtu|GID\[ *[0-9]+\]'
+progress "rxe0 up on eth0 (MTU $(cat /sys/class/net/eth0/mtu), $(uptime_s) s after boot)," \
+  "IPv4 GID ${v4gid:+index ${v4gid##*/} }$(cat "${v4gid:-/dev/null}")"
+
+ulimit -l unlimited # the PEs inherit it, in b through sshd and orted
+export SHMEM_SYMMETRIC_SIZE=64M TEST_TMPDIR=/tmp
+
+if [[ $role == b ]]; then
+  # sshd from the downloaded package, into this guest's overlay only
+  cp "$SSHD_ROOT/usr/sbin/sshd" /usr/sbin/sshd
+  cp -a "$SSHD_ROOT"/usr/lib/x86_64-linux-gnu/libwrap.so.0* /usr/lib/x86_64-linux-gnu/
+  grep -q '^sshd:' /etc/passwd || echo 'sshd:x:101:65534::/run/sshd:/usr/sbin/nologin' >>/etc/passwd
+  mkdir -p /run/sshd /tmp/sshd
+  chmod 755 /run/sshd
+  ssh-keygen -q -t ed25519 -N '' -C rxe-b -f /tmp/sshd/host_key || exit 2
+  cat >/tmp/sshd/config <<CONFIG
+ListenAddress 10.0.0.2
+HostKey /tmp/sshd/host_key
+PidFile /tmp/sshd/pid
+AuthorizedKeysFile /tmp/sshd/authorized_keys
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+UseDNS no
+CONFIG
+  wait_for /results/a.pub || exit 2
+  cp /results/a.pub /tmp/sshd/authorized_keys
+  if ! /usr/sbin/sshd -f /tmp/sshd/config -E /results/sshd-b.log; then
+    progress "sshd did not start (see $RESULTS_HOST/sshd-b.log)"
+    exit 2
+  fi
+  echo "rxe-b,10.0.0.2 $(cut -d' ' -f1-2 /tmp/sshd/host_key.pub)" >/results/b.hostkey.new
+  mv /results/b.hostkey.new /results/b.hostkey
+  progress "sshd up on 10.0.0.2 ($(uptime_s) s after boot)"
+  for ((;;)); do
+    [[ -e /results/done ]] && break
+    sleep 1
+  done
+  progress "done ($(uptime_s) s after boot)"
+  exit 0
+fi
+
+# ---- a: the client key, then the tests ----
+mkdir -p /tmp/ssh
+ssh-keygen -q -t ed25519 -N '' -C rxe-a -f /tmp/ssh/id || exit 2
+cp /tmp/ssh/id.pub /results/a.pub.new && mv /results/a.pub.new /results/a.pub
+cat >/tmp/ssh/config <<CONFIG
+Host rxe-b
+  HostName 10.0.0.2
+  User root
+  IdentityFile /tmp/ssh/id
+  IdentitiesOnly yes
+  UserKnownHostsFile /tmp/ssh/known_hosts
+  GlobalKnownHostsFile /dev/null
+  StrictHostKeyChecking yes
+  BatchMode yes
+  ConnectTimeout 60
+  # one connection for the whole run (its key exchange takes seconds under TCG): the check below
+  # opens it, mpirun's ssh commands go through it
+  ControlMaster auto
+  ControlPath /tmp/ssh/cm-%C
+  ControlPersist yes
+CONFIG
+wait_for /results/b.hostkey || exit 2
+cp /results/b.hostkey /tmp/ssh/known_hosts
+export RXE_SSH_CONFIG=/tmp/ssh/config
+start=$(date +%s.%N)
+said=$(timeout 120 ssh -F /tmp/ssh/config rxe-b 'hostname; ulimit -l' 2>&1 | tr '\n' ' ')
+if [[ $said != "rxe-b unlimited " ]]; then
+  progress "ssh rxe-b failed: $said"
+  exit 2
+fi
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+progress "ssh rxe-b works ($(since "$start") s for the first command)"
+# the launcher across the guests: one process on each
+start=$(date +%s.%N)
+said=$(RXE_STDOUT=/dev/null RXE_STDERR=/dev/null timeout 300 "$REPO/scripts/rxe/mpirun.sh" -np 2 hostname 2>&1 |
+  sort | tr '\n' ' ')
+if [[ $said != "rxe-a rxe-b " ]]; then
+  progress "mpirun -np 2 hostname failed: $said"
+  exit 2
+fi
+progress "mpirun -np 2 hostname: $said($(since "$start") s)"
+
+mkdir -p /results/logs
+counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
+packets() { cat "$counters/sent_pkts" 2>/dev/null || echo 0; }
+v4gid_tag='{v4gid}'
+failed=0
+while IFS=$'\t' read -r -a f; do
+  ((${#f[@]})) || continue
+  id=${f[0]} np=${f[1]} limit=${f[2]} prog=${f[3]}
+  before=$(packets)
+  start=$(date +%s.%N)
+  export RXE_STDOUT=/results/logs/$id.stdout RXE_STDERR=/results/logs/$id.stderr
+  opts=("${f[@]:4}")
+  opts=("${opts[@]//"$v4gid_tag"/${v4gid##*/}}") # the plan's {v4gid}: the IPv4 GID's index
+  timeout -k 5 $((limit + 30)) bash "$REPO/test/shmem/run_test.sh" --np "$np" --timeout "$limit" \
+    "${opts[@]}" "$REPO/scripts/rxe/mpirun.sh" "$BINDIR/$prog" >"/results/logs/$id.log" 2>&1 </dev/null
+  status=$?
+  secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+  # what the library said about itself (SHMEM_INFO=1): nodes, device, transport
+  said=$(sed -n 's/^ *PEs: \([^,]*\), \([0-9]*\) on this node.*/\1 PEs, \2 per node;/p
+    s/^ *RDMA device: \([^;]*\);.*/\1;/p; s/^ *transport: \([a-z]*\) .*/transport \1/p' \
+    "$RXE_STDOUT" | tr '\n' ' ' | sed 's/[ ;]*$//')
+  if ((status == 0)); then word=PASS; else word=FAIL failed=1; fi
+  echo "$word $id $secs" >>/results/results
+  progress "$word $id (${secs} s, $(($(packets) - before)) packets on a's rxe0)${said:+: $said}"
+done </results/plan
+progress "done ($(uptime_s) s after boot)"
+exit $failed
