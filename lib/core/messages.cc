@@ -240,6 +240,12 @@ atomics::AtomicBackend *messages_start(Bootstrap &boot, bool rma_over_ud) {
     if (!r.ok)
       fatal("shmem_init", "the job spans several nodes, and PE %d cannot reach the others: %s",
             pe, bytes.size() == sizeof r ? r.why_not : "it published no UD address");
+    // Datagrams are as large as this PE's port allows: a peer whose port takes less would drop
+    // them (one datagram size for the whole job is not built).
+    if (g_ud && r.address.mtu && r.address.mtu < g_ud->transport.address().mtu)
+      fatal("shmem_init", "PE %d's port has an MTU of %zu bytes, smaller than this PE's %zu: UD "
+            "messages need the same MTU on every port of the job", pe,
+            size_t{128} << r.address.mtu, size_t{128} << g_ud->transport.address().mtu);
     if (g_ud) g_ud->transport.set_peer(pe, r.address);
   }
   g_ud->transport.start();

@@ -68,18 +68,23 @@ inline void write_address(FILE *to, const Side &s) {
   const PeerAddress a = s.rc.address();
   fprintf(to, "%u %u ", a.lid, a.cm_qpn);
   for (uint8_t b : a.gid.raw) fprintf(to, "%02x", b);
-  fprintf(to, " %u %" PRIu64 "\n", s.mr->rkey, reinterpret_cast<uint64_t>(s.buf));
+  fprintf(to, " %u %" PRIu64 " %u\n", s.mr->rkey, reinterpret_cast<uint64_t>(s.buf),
+          unsigned{a.mtu});
   fflush(to);
 }
 
-inline bool read_address(FILE *from, Side &s, int peer) {
-  unsigned lid, qpn, rkey;
+// `mtu`: the port MTU to record for the peer instead of the one it published (0: as published).
+inline bool read_address(FILE *from, Side &s, int peer, ibv_mtu mtu = ibv_mtu{}) {
+  unsigned lid, qpn, rkey, peer_mtu;
   char gid[33];
   uint64_t addr;
-  if (fscanf(from, "%u %u %32s %u %" SCNu64, &lid, &qpn, gid, &rkey, &addr) != 5) return false;
+  if (fscanf(from, "%u %u %32s %u %" SCNu64 " %u", &lid, &qpn, gid, &rkey, &addr, &peer_mtu) !=
+      6)
+    return false;
   PeerAddress a{};
   a.lid = static_cast<uint16_t>(lid);
   a.cm_qpn = qpn;
+  a.mtu = static_cast<uint8_t>(mtu ? mtu : peer_mtu);
   for (int i = 0; i < 16; ++i) sscanf(gid + 2 * i, "%2hhx", &a.gid.raw[i]);
   s.rc.set_peer(peer, a);
   s.peer_rkey = rkey;

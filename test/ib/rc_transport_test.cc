@@ -130,6 +130,52 @@ TEST(RcTransport, LazyConnectionsRmaAndEveryAtomic) {
   s.rc.shutdown();
 }
 
+}  // namespace
+
+// Reads the path MTU the transport gave the queue pair of `lane` to `pe` (its friend).
+struct PathMtuTestAccess {
+  static ibv_mtu path_mtu(Transport &t, int lane, int pe) {
+    Transport::Endpoint *ep = t.lanes_[static_cast<size_t>(lane)]->eps[static_cast<size_t>(pe)];
+    ibv_qp_attr attr{};
+    ibv_qp_init_attr init{};
+    if (!ep || ibv_query_qp(ep->qp, &attr, IBV_QP_PATH_MTU, &init) != 0) return ibv_mtu{};
+    return attr.path_mtu;
+  }
+};
+
+namespace {
+
+// A peer whose port has a smaller MTU (a RoCE host with a 1500-byte link next to a 9000-byte
+// one): the queue pair to it sends packets of the smaller size, which both ports take; data of
+// many packets arrives whole.
+TEST(RcTransport, PathMtuIsTheSmallerPortsMtu) {
+  Child c("work");
+  Side s;
+  ASSERT_TRUE(setup(s, 0, kBufBytes));
+  ASSERT_GT(s.dev.port_attr().active_mtu, IBV_MTU_1024) << "the model's port MTU changed";
+  write_address(c.in, s);
+  ASSERT_TRUE(read_address(c.out, s, 1, IBV_MTU_1024));  // the peer's port, as it would say
+  fprintf(c.in, "GO\n");
+  fflush(c.in);
+  s.rc.atomic(1, atomics::encode_for_hca(AmoOp::FetchAdd, 8, 1, 0), s.remote(kCounter));
+  EXPECT_EQ(PathMtuTestAccess::path_mtu(s.rc, 0, 1), IBV_MTU_1024);
+  std::mt19937_64 rng(5);
+  constexpr uint32_t kLength = 300000;
+  for (uint32_t i = 0; i < kLength; ++i) s.buf[kData + i] = static_cast<uint8_t>(rng());
+  s.rc.put(1, s.local(kData), kLength, s.remote(kData));
+  s.rc.quiet();
+  s.rc.get(1, s.local(kData + 400000), kLength, s.remote(kData));
+  EXPECT_EQ(memcmp(s.buf + kData, s.buf + kData + 400000, kLength), 0);
+  const uint64_t one = 7;
+  s.rc.put_inline(1, &one, 8, s.remote(kFlag));
+  s.rc.quiet();
+  uint64_t flag = 0, child_before = 99;
+  ASSERT_EQ(fscanf(c.out, " DONE %" SCNu64 " %" SCNu64, &flag, &child_before), 2);
+  EXPECT_EQ(flag, 7u);
+  EXPECT_EQ(c.wait(), 0);
+  s.rc.shutdown();
+}
+
 TEST(RcTransport, PeerThatExitedIsReportedNotWaitedFor) {
   EXPECT_EXIT(
       {

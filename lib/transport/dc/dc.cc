@@ -98,7 +98,7 @@ void Target::close() {
 }
 
 ibv_qp *create_initiator(const ib::Device &device, ibv_cq *cq, uint32_t depth,
-                         uint32_t max_inline, unsigned rd_atomic) {
+                         uint32_t max_inline, unsigned rd_atomic, ibv_mtu path_mtu) {
   ibv_qp_init_attr_ex attr{};
   attr.send_cq = attr.recv_cq = cq;
   attr.cap.max_send_wr = depth;
@@ -111,7 +111,7 @@ ibv_qp *create_initiator(const ib::Device &device, ibv_cq *cq, uint32_t depth,
   a.port_num = device.port();
   bool ok = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT) == 0;
   a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = device.port_attr().active_mtu;
+  a.path_mtu = path_mtu;
   a.ah_attr.port_num = device.port();
   if (device.roce()) {
     a.ah_attr.is_global = 1;

@@ -198,11 +198,14 @@ bool Transport::use_dc(unsigned dcis, std::string *why) {
     *why = dc_why_;
     return false;
   }
+  dc_path_mtu_ = dev_->port_attr().active_mtu;
   for (int pe = 0; pe < npes_; ++pe) {
-    if (peers_[static_cast<size_t>(pe)].dct == 0) {
+    const PeerAddress &peer = peers_[static_cast<size_t>(pe)];
+    if (peer.dct == 0) {
       *why = "PE " + std::to_string(pe) + " has no DC target";
       return false;
     }
+    if (peer.mtu) dc_path_mtu_ = std::min(dc_path_mtu_, static_cast<ibv_mtu>(peer.mtu));
   }
   stop_cm();  // nothing to connect
   dc_ = true;
@@ -267,7 +270,7 @@ bool Transport::make_lane(Lane *l, std::string *why) {
   l->discard = {reinterpret_cast<uint64_t>(&l->replies[kReplySlots]), l->replies_mr->lkey};
   for (unsigned i = 0; dc_ && i < dci_count_; ++i) {
     ibv_qp *qp = dc::create_initiator(*dev_, l->cq, kSendQueueDepth, max_inline_,
-                                      kInitiatorDepth);
+                                      kInitiatorDepth, dc_path_mtu_);
     std::unique_ptr<Endpoint> ep = qp ? make_endpoint(l, qp) : nullptr;
     if (!ep) {
       if (qp) ibv_destroy_qp(qp);
@@ -334,6 +337,7 @@ PeerAddress Transport::address() const {
   a.gid = dev_->gid();
   a.cm_qpn = cm_qp_ ? cm_qp_->qp_num : 0;
   a.dct = dct_ ? dct_->number() : 0;
+  a.mtu = static_cast<uint8_t>(dev_->port_attr().active_mtu);
   return a;
 }
 
@@ -775,7 +779,9 @@ std::unique_ptr<Transport::Endpoint> Transport::make_endpoint(Lane *l, ibv_qp *q
 bool Transport::connect_qp(ibv_qp *qp, uint32_t remote_qpn, const PeerAddress &peer) {
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_RTR;
+  // Packets must fit both ends' ports (a peer on a port of smaller MTU rejects larger ones).
   attr.path_mtu = dev_->port_attr().active_mtu;
+  if (peer.mtu) attr.path_mtu = std::min(attr.path_mtu, static_cast<ibv_mtu>(peer.mtu));
   attr.dest_qp_num = remote_qpn;
   attr.rq_psn = 0;
   attr.max_dest_rd_atomic = kInitiatorDepth;

@@ -98,6 +98,7 @@ struct PeerAddress {
   ibv_gid gid;
   uint32_t cm_qpn;  // the connection manager's UD QP
   uint32_t dct;     // its DC target (0: none, DC cannot be used with it)
+  uint8_t mtu;      // its port's active MTU (enum ibv_mtu): a path's is the smaller end's
 };
 
 // Called with the peer and a one-line cause when an operation to it fails (the QP is then in
@@ -279,6 +280,7 @@ class Transport {
   bool dc_ = false;
   unsigned dci_count_ = 0;
   std::unique_ptr<dc::Target> dct_;
+  ibv_mtu dc_path_mtu_ = IBV_MTU_256;  // DC initiators: the smallest port MTU of the job
   dc::Addresses dc_addresses_;
   std::string dc_why_;
 
@@ -309,7 +311,8 @@ class Transport {
   Range deferred_[kDeferred];
   unsigned ndeferred_ = 0;
   std::atomic<bool> deferred_any_{false}, deferred_all_{false};
-  friend struct CacheTestAccess;  // test/ib/rc_lanes_test.cc holds cache_mutex_ to force deferral
+  friend struct CacheTestAccess;
+  friend struct PathMtuTestAccess;  // test/ib/rc_transport_test.cc reads a QP's path MTU  // test/ib/rc_lanes_test.cc holds cache_mutex_ to force deferral
 
   // Connection manager side
   ibv_comp_channel *cm_channel_ = nullptr;

@@ -103,7 +103,8 @@ bool Transport::init(ib::Device *device, int me, int npes, const Options &option
 }
 
 PeerAddress Transport::address() const {
-  return {dev_->port_attr().lid, dev_->gid(), qp_ ? qp_->qp_num : 0};
+  return {dev_->port_attr().lid, dev_->gid(), qp_ ? qp_->qp_num : 0,
+          static_cast<uint8_t>(dev_->port_attr().active_mtu)};
 }
 
 void Transport::set_peer(int pe, const PeerAddress &address) {

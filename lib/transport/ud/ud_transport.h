@@ -35,6 +35,7 @@ struct PeerAddress {
   uint16_t lid;
   ibv_gid gid;
   uint32_t qpn;
+  uint8_t mtu;  // its port's active MTU (enum ibv_mtu): the largest datagram it can receive
 };
 
 // Executes a request from PE `pe` on this PE (once, in the order `pe` sent them); a fetching
