@@ -199,10 +199,13 @@ void Hca::release() {
   fab_.wake(fab_.node());
   thread_.join();
   if (config().stats)
-    fprintf(stderr, "softhca: ud sent %lu dropped %lu duplicated %lu reordered %lu; direct %lu\n",
+    fprintf(stderr,
+            "softhca: ud sent %lu dropped %lu duplicated %lu reordered %lu; direct %lu; "
+            "devx qps %lu dcts %lu\n",
             (unsigned long)ud_sent.load(), (unsigned long)ud_dropped.load(),
             (unsigned long)ud_duplicated.load(), (unsigned long)ud_reordered.load(),
-            (unsigned long)direct_ops.load());
+            (unsigned long)direct_ops.load(), (unsigned long)devx_qps.load(),
+            (unsigned long)devx_dcts.load());
 }
 
 void Hca::leave_at_exit() {
@@ -890,7 +893,7 @@ bool take_recv(Qp* qp, RecvWqe* out) {
   if (qp->srq) {
     Srq* s = qp->srq;
     std::lock_guard<std::mutex> g(s->mu);
-    uint32_t posted = be32(__atomic_load_n(&reinterpret_cast<uint32_t*>(s->buf + s->cnt * s->stride)[0],
+    uint32_t posted = be32(__atomic_load_n(&s->dbrec[0],
                                            __ATOMIC_ACQUIRE)) & 0xffff;
     if ((s->hw_ci & 0xffff) == posted) return false;
     out->idx = s->hw_ci & (s->cnt - 1);
