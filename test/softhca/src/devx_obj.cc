@@ -559,6 +559,10 @@ int qp_command(Qp* qp, Obj* o, const void* in, size_t inlen, void* out, size_t o
   }
   if (from != need) return fail(out, outlen, SH_STAT_BAD_RES_STATE, kSynState);
   if (softhca_v11_ibv_modify_qp(b, &at, mask)) return fail(out, outlen, SH_STAT_BAD_PARAM, kSynBadField);
+  if (getenv("SOFTHCA_TRACE"))
+    fprintf(stderr, "softhca: devx qp 0x%x now state %d dest 0x%x dlid %u port %u access 0x%x mask 0x%x\n",
+            qp->qpx.qp_base.qp_num, qp->attr.qp_state, qp->attr.dest_qp_num, qp->attr.ah_attr.dlid,
+            qp->attr.port_num, qp->attr.qp_access_flags, mask);
   if (opcode == SH_CMD_2ERR_QP && o && qp->srq) {
     std::lock_guard<std::mutex> m(g_mu);
     raise_devx_event(o, SH_EVENT_LAST_WQE_REACHED);

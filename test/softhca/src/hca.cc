@@ -37,6 +37,7 @@ Config load_config() {
   c.num_ports = int(env_knob("SOFTHCA_NUM_PORTS", 1, 1, 2));
   c.atomic_window_us = uint32_t(env_knob("SOFTHCA_ATOMIC_WINDOW_US", 0, 0, 1000000));
   c.masked_atomics = env_knob("SOFTHCA_MASKED_ATOMICS", 1, 0, 1) != 0;
+  c.log_max_msg = uint32_t(env_knob("SOFTHCA_LOG_MAX_MSG", 20, 20, 30));
   c.compact_av = env_knob("SOFTHCA_COMPACT_AV", 1, 0, 1) != 0;
   const char* e = getenv("SOFTHCA_ATOMIC_ENDIAN");
   if (e && *e) {

@@ -16,6 +16,7 @@ void softhca_set_devx(ibv_context* c, bool on);
 int softhca_num_ports(void);
 int softhca_atomic_host_endian(void);
 int softhca_masked_atomics(void);
+int softhca_log_max_msg(void);
 int softhca_compact_av(void);
 
 bool mlx5dv_is_supported(ibv_device* d) { return softhca_is_softhca_device(d); }
@@ -83,9 +84,10 @@ int mlx5dv_devx_general_cmd(ibv_context* c, const void* in, size_t inlen, void* 
   if (type == 0) {  // general device capabilities
     set_field(cap, 0x1b6, 2, 0);                     // port_type: IB
     set_field(cap, 0x1b8, 8, unsigned(softhca_num_ports()));
-    // log_max_msg: 30, the value every ConnectX reports (UCX takes its DevX path only then);
-    // the model's own message limit stays ibv_query_port's max_msg_sz (1 MiB), see README.
-    set_field(cap, 0x1c3, 5, 30);
+    // log_max_msg: 20 (the model's 1 MiB messages) unless SOFTHCA_LOG_MAX_MSG=30, the value
+    // every ConnectX reports and the only one with which UCX 1.13 takes its DevX path (see
+    // README, "UCX"); the model's message limit stays ibv_query_port's max_msg_sz (1 MiB).
+    set_field(cap, 0x1c3, 5, unsigned(softhca_log_max_msg()));
     set_field(cap, 0x12a, 6, 4);  // log_max_ra_req_dc: 16 reads/atomics outstanding per DCI
     set_field(cap, 0x13a, 6, 4);  // log_max_ra_res_dc
     set_field(cap, 0x14a, 6, 4);  // log_max_ra_req_qp: 16 (max_qp_rd_atom)

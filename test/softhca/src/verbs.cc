@@ -1886,4 +1886,5 @@ void softhca_set_devx(ibv_context* c, bool on) { ctx_of(c)->devx = on; }
 extern "C" int softhca_num_ports(void) { return config().num_ports; }
 extern "C" int softhca_atomic_host_endian(void) { return config().atomic_host_endian ? 1 : 0; }
 extern "C" int softhca_masked_atomics(void) { return config().masked_atomics ? 1 : 0; }
+extern "C" int softhca_log_max_msg(void) { return int(config().log_max_msg); }
 extern "C" int softhca_compact_av(void) { return config().compact_av ? 1 : 0; }
