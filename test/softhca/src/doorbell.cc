@@ -34,6 +34,7 @@ struct Watched {
   Qp* qp = nullptr;
   Cq* cq = nullptr;
   uint8_t* page;
+  bool uar = false;  // a DevX UAR page: rings the DevX QPs that use it
 };
 
 // Never destroyed: the doorbell thread outlives static destructors.
@@ -108,14 +109,21 @@ bool scan() {
   Qp* rung[64];
   int nrung = 0;
   bool any = false;
+  uint8_t* uars[64];
+  int nuar = 0;
   for (auto& w : g_list) {
-    if (!w.qp) continue;
+    if (!w.qp && !w.uar) continue;
     bool hit = false;
+    const uint32_t reg = w.uar ? 0x800 : 0;  // a DevX UAR's register is at 0x800 of its page
     for (int i = 0; i < kBfWords; ++i)
-      if (word(w.page, uint32_t(i) * 64)->load(std::memory_order_relaxed) != kPoison) hit = true;
+      if (word(w.page, reg + uint32_t(i) * 64)->load(std::memory_order_relaxed) != kPoison) hit = true;
     if (!hit) continue;
-    for (int i = 0; i < kBfWords; ++i) word(w.page, uint32_t(i) * 64)->exchange(kPoison);
-    if (nrung < 64) rung[nrung++] = w.qp;
+    for (int i = 0; i < kBfWords; ++i) word(w.page, reg + uint32_t(i) * 64)->exchange(kPoison);
+    if (w.uar) {
+      if (nuar < 64) uars[nuar++] = w.page;
+    } else if (nrung < 64) {
+      rung[nrung++] = w.qp;
+    }
     any = true;
   }
   for (auto& w : g_list) {
@@ -132,6 +140,14 @@ bool scan() {
     std::shared_lock<std::shared_mutex> g(h.tables);
     std::lock_guard<std::recursive_mutex> q(rung[i]->mu);
     h.ring_sq(rung[i]);
+  }
+  for (int i = 0; i < nuar; ++i) {
+    std::shared_lock<std::shared_mutex> g(h.tables);
+    for (auto& [n, qp] : h.qps) {
+      if (qp->bf != uars[i] || !qp->sq_buf) continue;
+      std::lock_guard<std::recursive_mutex> q(qp->mu);
+      if (qp->devx) h.ring_sq(qp);
+    }
   }
   return any;
 }
@@ -168,7 +184,7 @@ void doorbell_thread() {
   }
 }
 
-void watch(Qp* qp, Cq* cq, uint8_t* page) {
+void watch(Qp* qp, Cq* cq, uint8_t* page, bool uar = false) {
   std::call_once(g_started, [] {
     install_handler();
     std::thread(doorbell_thread).detach();
@@ -179,7 +195,7 @@ void watch(Qp* qp, Cq* cq, uint8_t* page) {
   fill_poison(page);
   if (g_protected.load()) mprotect(page, 4096, PROT_READ);
   add_page(page);
-  g_list.push_back({qp, cq, page});
+  g_list.push_back({qp, cq, page, uar});
   g_count.fetch_add(1);
 }
 
@@ -208,6 +224,8 @@ void ring_cq_arm(const uint32_t db[2]) {
 }
 
 void watch_bf_page(Qp* qp) { watch(qp, nullptr, qp->bf); }
+void watch_uar_page(uint8_t* page) { watch(nullptr, nullptr, page, true); }
+void unwatch_uar_page(uint8_t* page) { unwatch(page); }
 void unwatch_bf_page(Qp* qp) { unwatch(qp->bf); }
 
 uint8_t* watch_cq_page(Cq* cq) {

@@ -17,6 +17,10 @@ void watch_bf_page(Qp* qp);
 void unwatch_bf_page(Qp* qp);
 uint8_t* watch_cq_page(Cq* cq);  // a fresh arm doorbell page of the CQ's own
 void unwatch_cq_page(Cq* cq);
+// A DevX UAR page (mlx5dv_devx_alloc_uar), in both modes: several DevX QPs may share it, so a
+// store to it rings every DevX QP whose UAR it is (each executes what its doorbell record says).
+void watch_uar_page(uint8_t* page);
+void unwatch_uar_page(uint8_t* page);
 
 // Handles doorbell stores made so far that the doorbell thread has not handled yet, so that a
 // verbs post that follows them in program order also follows them in the model (an arm stored

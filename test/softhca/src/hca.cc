@@ -37,6 +37,7 @@ Config load_config() {
   c.num_ports = int(env_knob("SOFTHCA_NUM_PORTS", 1, 1, 2));
   c.atomic_window_us = uint32_t(env_knob("SOFTHCA_ATOMIC_WINDOW_US", 0, 0, 1000000));
   c.masked_atomics = env_knob("SOFTHCA_MASKED_ATOMICS", 1, 0, 1) != 0;
+  c.log_max_msg = uint32_t(env_knob("SOFTHCA_LOG_MAX_MSG", 20, 20, 30));
   c.compact_av = env_knob("SOFTHCA_COMPACT_AV", 1, 0, 1) != 0;
   const char* e = getenv("SOFTHCA_ATOMIC_ENDIAN");
   if (e && *e) {
@@ -199,10 +200,13 @@ void Hca::release() {
   fab_.wake(fab_.node());
   thread_.join();
   if (config().stats)
-    fprintf(stderr, "softhca: ud sent %lu dropped %lu duplicated %lu reordered %lu; direct %lu\n",
+    fprintf(stderr,
+            "softhca: ud sent %lu dropped %lu duplicated %lu reordered %lu; direct %lu; "
+            "devx qps %lu dcts %lu\n",
             (unsigned long)ud_sent.load(), (unsigned long)ud_dropped.load(),
             (unsigned long)ud_duplicated.load(), (unsigned long)ud_reordered.load(),
-            (unsigned long)direct_ops.load());
+            (unsigned long)direct_ops.load(), (unsigned long)devx_qps.load(),
+            (unsigned long)devx_dcts.load());
 }
 
 void Hca::leave_at_exit() {
@@ -890,7 +894,7 @@ bool take_recv(Qp* qp, RecvWqe* out) {
   if (qp->srq) {
     Srq* s = qp->srq;
     std::lock_guard<std::mutex> g(s->mu);
-    uint32_t posted = be32(__atomic_load_n(&reinterpret_cast<uint32_t*>(s->buf + s->cnt * s->stride)[0],
+    uint32_t posted = be32(__atomic_load_n(&s->dbrec[0],
                                            __ATOMIC_ACQUIRE)) & 0xffff;
     if ((s->hw_ci & 0xffff) == posted) return false;
     out->idx = s->hw_ci & (s->cnt - 1);

@@ -15,6 +15,7 @@ struct Config {
   uint32_t atomic_window_us = 0;  // widens the HCA atomic read-modify-write window
   bool atomic_host_endian = true;  // 8-byte atomic replies in host order (else big-endian)
   bool masked_atomics = true;      // SOFTHCA_MASKED_ATOMICS=0: a device without extended atomics
+  uint32_t log_max_msg = 20;       // SOFTHCA_LOG_MAX_MSG: what QUERY_HCA_CAP reports (20 or 30)
   bool compact_av = true;          // SOFTHCA_COMPACT_AV=0: no 16-byte address vectors
   double ud_loss = 0, ud_dup = 0, ud_reorder = 0;
   uint64_t seed = 1;
@@ -60,6 +61,19 @@ bool copy_cqe_to_recv_wqe(Qp* qp, uint16_t idx, const uint8_t* data, uint32_t le
 // mlx5dv_create_qp creation flags (qp_flags.cc): 0 or the errno rdma-core/the kernel give.
 int check_dv_create_flags(const mlx5dv_qp_init_attr* dv);
 
+// DevX QPs (devx_obj.cc): the program's rings, doorbell record and UAR page for devx_make_qp.
+struct DevxQueues {
+  uint8_t* sq = nullptr;  // nullptr: no send queue
+  uint32_t sq_bbs = 0;
+  uint8_t* rq = nullptr;  // nullptr: SRQ or no receive queue
+  uint32_t rq_cnt = 0, rq_stride = 0;
+  uint32_t* dbrec = nullptr;
+  uint8_t* uar = nullptr;
+  bool cs_req = false, cs_res = false;  // QPC scatter-to-CQE settings
+};
+Qp* devx_make_qp(ibv_context* c, ibv_qp_init_attr_ex* a, Kind kind, uint64_t dc_key,
+                 const DevxQueues& q);
+
 class Hca {
  public:
   static Hca& get();
@@ -72,6 +86,8 @@ class Hca {
   std::unordered_map<uint32_t, Qp*> qps;
   std::unordered_map<uint32_t, Mr*> mrs;
   std::unordered_map<uint32_t, Cq*> cqs;  // by CQN (CQ arm doorbells name the CQ by number)
+  std::unordered_map<uint32_t, Pd*> pds;   // by PDN, SRQN: DevX commands name them by number
+  std::unordered_map<uint32_t, Srq*> srqs;
   std::atomic<uint32_t> next_obj{1};  // PD, CQ, SRQ, AH numbers (memory keys: next_mr_key)
 
   // Hand a message to the fabric without ever blocking the caller.
@@ -96,6 +112,7 @@ class Hca {
   void stop_polling();  // the polling thread is about to block (e.g. on a completion channel)
 
   std::atomic<uint64_t> direct_ops{0};
+  std::atomic<uint64_t> devx_qps{0}, devx_dcts{0};  // DevX QPs/DCIs and DCTs created (SOFTHCA_STATS)
   std::atomic<uint64_t> ud_sent{0}, ud_dropped{0}, ud_duplicated{0}, ud_reordered{0};
 
  private:

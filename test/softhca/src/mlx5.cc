@@ -16,6 +16,7 @@ void softhca_set_devx(ibv_context* c, bool on);
 int softhca_num_ports(void);
 int softhca_atomic_host_endian(void);
 int softhca_masked_atomics(void);
+int softhca_log_max_msg(void);
 int softhca_compact_av(void);
 
 bool mlx5dv_is_supported(ibv_device* d) { return softhca_is_softhca_device(d); }
@@ -53,7 +54,8 @@ ibv_cq_ex* mlx5dv_create_cq(ibv_context* c, ibv_cq_init_attr_ex* a, mlx5dv_cq_in
   return softhca_create_cq_dv(c, a, dv);
 }
 
-// DevX: only QUERY_HCA_CAP (general device and atomic capabilities) is modelled.
+// DevX general commands: only QUERY_HCA_CAP (general device and atomic capabilities); objects
+// (QP, DCI, DCT) are created through mlx5dv_devx_obj_create (devx.cc, devx_obj.cc).
 namespace {
 void set_field(uint8_t* base, unsigned bit_off, unsigned bits, uint32_t v) {
   uint32_t* dw = reinterpret_cast<uint32_t*>(base) + bit_off / 32;
@@ -82,7 +84,18 @@ int mlx5dv_devx_general_cmd(ibv_context* c, const void* in, size_t inlen, void* 
   if (type == 0) {  // general device capabilities
     set_field(cap, 0x1b6, 2, 0);                     // port_type: IB
     set_field(cap, 0x1b8, 8, unsigned(softhca_num_ports()));
-    set_field(cap, 0x1c3, 5, 20);                    // log_max_msg (1 MiB)
+    // log_max_msg: 20 (the model's 1 MiB messages) unless SOFTHCA_LOG_MAX_MSG=30, the value
+    // every ConnectX reports and the only one with which UCX 1.13 takes its DevX path (see
+    // README, "UCX"); the model's message limit stays ibv_query_port's max_msg_sz (1 MiB).
+    set_field(cap, 0x1c3, 5, unsigned(softhca_log_max_msg()));
+    set_field(cap, 0x12a, 6, 4);  // log_max_ra_req_dc: 16 reads/atomics outstanding per DCI
+    set_field(cap, 0x13a, 6, 4);  // log_max_ra_res_dc
+    set_field(cap, 0x14a, 6, 4);  // log_max_ra_req_qp: 16 (max_qp_rd_atom)
+    set_field(cap, 0x15a, 6, 4);  // log_max_ra_res_qp
+    set_field(cap, 0x208, 1, 1);  // umr_modify_atomic_disabled: no UMR, so no atomic mkeys
+    set_field(cap, 0x88, 8, 15);  // log_max_qp_sz: 32768 WQEs
+    set_field(cap, 0x80, 8, 15);  // log_max_srq_sz
+    set_field(cap, 0x383, 5, 16); // log_max_rmp: RMPs (DevX shared receive queues) exist
     set_field(cap, 0x1fc, 4, 1);                     // cqe_version
     set_field(cap, 0x200, 1, softhca_compact_av());  // compact_address_vector
     set_field(cap, 0x21a, 1, 1);                     // dct

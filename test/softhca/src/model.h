@@ -93,6 +93,8 @@ struct Srq {
   uint32_t srqn;
   std::mutex mu;
   uint8_t* buf;
+  uint32_t* dbrec;  // [0]: receive counter (verbs: after the ring; DevX RMP: in the dbr umem)
+  bool devx = false;  // an RMP: ring and doorbell record are the program's umems
   uint32_t cnt, stride, max_sge;
   uint32_t pi = 0, hw_ci = 0, polled = 0;
   std::vector<uint64_t> wrid;
@@ -139,6 +141,9 @@ struct Qp {
   uint8_t* rq_buf;
   uint32_t rq_cnt, rq_stride;
   uint8_t* bf;  // BlueFlame page (write-trapped once handed out by mlx5dv_init_obj)
+  // Created by DevX CREATE_QP/CREATE_DCT (devx_obj.cc): the queues and doorbell record live in the
+  // program's umems and `bf` is its DevX UAR page (shared with other QPs, watched as a UAR).
+  bool devx = false;
   // driver bookkeeping
   uint32_t sq_pi = 0, sq_ci = 0;
   std::vector<uint64_t> sq_wrid;

@@ -418,7 +418,7 @@ int sh_post_srq_recv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   }
   if (rc) *bad = wr;
   // The SRQ doorbell record holds a 16-bit counter, as rdma-core's mlx5 writes it.
-  __atomic_store_n(reinterpret_cast<uint32_t*>(s->buf + s->cnt * s->stride), be32(s->pi & 0xffff),
+  __atomic_store_n(s->dbrec, be32(s->pi & 0xffff),
                    __ATOMIC_RELEASE);
   return rc;
 }
@@ -867,8 +867,11 @@ __asm__(".symver softhca_v11_ibv_alloc_pd, ibv_alloc_pd@@IBVERBS_1.1");
 ibv_pd* softhca_v11_ibv_alloc_pd(ibv_context* c) {
   auto* pd = new Pd{};
   pd->pd.context = c;
-  pd->pdn = Hca::get().next_obj++;
+  Hca& h = Hca::get();
+  pd->pdn = h.next_obj++;
   pd->pd.handle = pd->pdn;
+  std::unique_lock<std::shared_mutex> g(h.tables);
+  h.pds[pd->pdn] = pd;
   return &pd->pd;
 }
 
@@ -881,6 +884,10 @@ int softhca_v11_ibv_dealloc_pd(ibv_pd* pd) {
       if (mr->mr.pd == pd) return EBUSY;
     for (auto& [k, qp] : h.qps)
       if (qp->qpx.qp_base.pd == pd) return EBUSY;
+  }
+  {
+    std::unique_lock<std::shared_mutex> g(h.tables);
+    h.pds.erase(reinterpret_cast<Pd*>(pd)->pdn);
   }
   delete reinterpret_cast<Pd*>(pd);
   return 0;
@@ -1067,6 +1074,7 @@ ibv_srq* make_srq(ibv_context* c, ibv_srq_init_attr_ex* a) {
   s->max_sge = a->attr.max_sge;
   s->stride = pow2(16 + 16 * s->max_sge);
   s->buf = static_cast<uint8_t*>(alloc_pages(size_t(s->cnt) * s->stride + 64));
+  s->dbrec = reinterpret_cast<uint32_t*>(s->buf + size_t(s->cnt) * s->stride);
   s->wrid.resize(s->cnt);
   s->srqn = Hca::get().next_obj++;
   s->srq.context = c;
@@ -1077,6 +1085,9 @@ ibv_srq* make_srq(ibv_context* c, ibv_srq_init_attr_ex* a) {
   pthread_mutex_init(&s->srq.mutex, nullptr);
   pthread_cond_init(&s->srq.cond, nullptr);
   a->attr.max_wr = s->cnt - 1;
+  Hca& h = Hca::get();
+  std::unique_lock<std::shared_mutex> g(h.tables);
+  h.srqs[s->srqn] = s;
   return &s->srq;
 }
 
@@ -1262,6 +1273,39 @@ ibv_qp* make_qp(ibv_context* c, ibv_qp_init_attr_ex* a, Kind kind, const mlx5dv_
 
 }  // namespace
 
+// DevX CREATE_QP/CREATE_DCT (devx_obj.cc): a QP like make_qp's whose send/receive rings and
+// doorbell record are the program's (umem) and whose BlueFlame page is its UAR page.
+Qp* softhca::devx_make_qp(ibv_context* c, ibv_qp_init_attr_ex* a, Kind kind, uint64_t dc_key,
+                 const DevxQueues& q) {
+  mlx5dv_qp_init_attr dv{};
+  if (kind == Kind::kDct) dv.dc_init_attr.dct_access_key = dc_key;
+  ibv_qp* b = make_qp(c, a, kind, &dv);
+  if (!b) return nullptr;
+  Qp* qp = qp_of(b);
+  if (!q.dbrec) return qp;  // a DCT: no queues of its own, the model's pages stay
+  free_pages(qp->sq_buf, size_t(qp->sq_bbs) * 64);
+  free_pages(qp->rq_buf, size_t(qp->rq_cnt) * qp->rq_stride);
+  free_pages(qp->dbrec, 64);
+  free_pages(qp->bf, 4096);
+  qp->dbrec = q.dbrec;
+  qp->bf = q.uar;
+  qp->sq_buf = q.sq;
+  qp->sq_bbs = q.sq ? q.sq_bbs : 0;
+  qp->sq_wrid.assign(qp->sq_bbs, 0);
+  qp->sq_wqe_bbs.assign(qp->sq_bbs, 0);
+  qp->sq_wc_opcode.assign(qp->sq_bbs, 0);
+  qp->rq_buf = q.rq;
+  qp->rq_cnt = q.rq ? q.rq_cnt : 0;
+  qp->rq_stride = q.rq ? q.rq_stride : 0;
+  qp->rq_wrid.assign(qp->rq_cnt, 0);
+  qp->max_recv_sge = q.rq ? q.rq_stride / 16 : qp->max_recv_sge;
+  qp->scatter_req = qp->kind == Kind::kRc && q.cs_req;
+  qp->scatter_resp = qp->kind == Kind::kRc && q.cs_res && q.rq;
+  std::lock_guard<std::recursive_mutex> g(qp->mu);
+  qp->devx = true;
+  return qp;
+}
+
 extern "C" {
 
 __asm__(".symver softhca_v11_ibv_create_cq, ibv_create_cq@@IBVERBS_1.1");
@@ -1391,7 +1435,11 @@ int softhca_v11_ibv_destroy_srq(ibv_srq* srq) {
     for (auto& [k, qp] : h.qps)
       if (qp->srq == s) return EBUSY;
   }
-  free_pages(s->buf, size_t(s->cnt) * s->stride + 64);
+  {
+    std::unique_lock<std::shared_mutex> g(h.tables);
+    h.srqs.erase(s->srqn);
+  }
+  if (!s->devx) free_pages(s->buf, size_t(s->cnt) * s->stride + 64);
   delete s;
   return 0;
 }
@@ -1503,11 +1551,13 @@ int softhca_v11_ibv_destroy_qp(ibv_qp* ibqp) {
     h.qps.erase(ibqp->qp_num);
   }
   h.fab().free_qpn(ibqp->qp_num);
-  untrap_bf_page(qp);
-  free_pages(qp->sq_buf, size_t(qp->sq_bbs) * 64);
-  free_pages(qp->rq_buf, size_t(qp->rq_cnt) * qp->rq_stride);
-  free_pages(qp->dbrec, 64);
-  free_pages(qp->bf, 4096);
+  if (!qp->devx) {  // a DevX QP's queues, doorbell record and UAR page are the program's
+    untrap_bf_page(qp);
+    free_pages(qp->sq_buf, size_t(qp->sq_bbs) * 64);
+    free_pages(qp->rq_buf, size_t(qp->rq_cnt) * qp->rq_stride);
+    free_pages(qp->dbrec, 64);
+    free_pages(qp->bf, 4096);
+  }
   delete qp;
   return 0;
 }
@@ -1800,7 +1850,7 @@ int softhca_init_obj(mlx5dv_obj* obj, uint64_t type) {
     Srq* s = reinterpret_cast<Srq*>(obj->srq.in);
     mlx5dv_srq* o = obj->srq.out;
     o->buf = s->buf;
-    o->dbrec = reinterpret_cast<__be32*>(s->buf + s->cnt * s->stride);
+    o->dbrec = reinterpret_cast<__be32*>(s->dbrec);
     o->stride = s->stride;
     o->head = 0;
     o->tail = s->cnt - 1;
@@ -1836,4 +1886,5 @@ void softhca_set_devx(ibv_context* c, bool on) { ctx_of(c)->devx = on; }
 extern "C" int softhca_num_ports(void) { return config().num_ports; }
 extern "C" int softhca_atomic_host_endian(void) { return config().atomic_host_endian ? 1 : 0; }
 extern "C" int softhca_masked_atomics(void) { return config().masked_atomics ? 1 : 0; }
+extern "C" int softhca_log_max_msg(void) { return int(config().log_max_msg); }
 extern "C" int softhca_compact_av(void) { return config().compact_av ? 1 : 0; }
