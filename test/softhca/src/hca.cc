@@ -681,7 +681,9 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
     bc = be32(bc);
     if (bc & MLX5_INLINE_SEG) {
       uint32_t n = bc & 0x3ff;
-      if (!gather || n > qp->max_inline + 64) return fail(MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+      // Bounded by the WQE, as on hardware: max_inline_data is a creation hint for the ring's
+      // size, and UCX writes inline whatever its WQEs hold.
+      if (!gather || off + 4 + n > ds * 16) return fail(MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
       size_t o = payload.size();
       payload.resize(o + n);
       wqe_read(qp, start, off + 4, payload.data() + o, n);

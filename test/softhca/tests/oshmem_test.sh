@@ -113,8 +113,6 @@ if ! oshcc -O2 -Wall -o "$tmp/paa" "$tmp/paa.c" >"$tmp/cc.log" 2>&1; then
   cat "$tmp/cc.log"; echo "FAIL: oshcc could not build the test program"; exit 1
 fi
 
-# The model's mlx5 inline limit: see test/softhca/README.md, "OSHMEM over the model".
-inline=(UCX_RC_MLX5_TX_MIN_INLINE=256 UCX_DC_MLX5_TX_MIN_INLINE=256 UCX_UD_MLX5_TX_MIN_INLINE=128)
 declare -A tls_of=([rc_verbs]="rc_verbs,ud_verbs:aux" [rc_mlx5]="rc_mlx5,ud_mlx5:aux"
   [dc_mlx5]="dc_mlx5,ud_mlx5:aux" [ud_mlx5]="ud_mlx5")
 passed=0; failed=0; failures=()
@@ -125,7 +123,7 @@ for tl in ${OSHMEM_TEST_TLS:-rc_verbs rc_mlx5 dc_mlx5 ud_mlx5}; do
     fabric="$token-$run"
     env=(LD_LIBRARY_PATH="$lib" LD_PRELOAD="$lib/libsofthca_kernel.so" SOFTHCA_FABRIC="$fabric"
       UCX_TLS="${tls_of[$tl]}" UCX_NET_DEVICES=mlx5_0:1 UCX_VFS_ENABLE=n UCX_LOG_LEVEL=info
-      UCX_WARN_UNUSED_ENV_VARS=n "${inline[@]}")
+      UCX_WARN_UNUSED_ENV_VARS=n)
     xs=()
     for e in "${env[@]}"; do xs+=(-x "$e"); done
     start=$(date +%s)

@@ -1625,6 +1625,45 @@ TEST_F(UdPair, RawWqeWithDatagramAndInlineSegments) {
   }
   EXPECT_TRUE(sent && got);
   EXPECT_STREQ(reinterpret_cast<char*>(rbuf.data() + 40), msg);
+
+  // Inline data is bounded by the WQE (its DS count), not by the QP's max_inline_data: UCX
+  // creates its QPs with 64 and writes up to what its WQEs hold (180 bytes after a UD address
+  // vector). The second WQE of the ring (the first took 2 BBs), 4 BBs.
+  recv(rx, 0);
+  char big[180];
+  for (size_t i = 0; i < sizeof big; ++i) big[i] = static_cast<char>('a' + i % 26);
+  alignas(64) uint8_t w2[256] = {};
+  const uint32_t big_units = (4 + sizeof big + 15) / 16;
+  auto* c2 = reinterpret_cast<mlx5_wqe_ctrl_seg*>(w2);
+  c2->opmod_idx_opcode = bswap32(2u << 8 | MLX5_OPCODE_SEND);
+  c2->qpn_ds = bswap32(1 + 3 + big_units);
+  memcpy(w2 + 16, &av, sizeof av);
+  const uint32_t big_hdr = bswap32(uint32_t(sizeof big) | MLX5_INLINE_SEG);
+  memcpy(w2 + 64, &big_hdr, 4);
+  memcpy(w2 + 68, big, sizeof big);
+  ibv_wr_start(x);
+  x->wr_id = 78;
+  x->wr_flags = IBV_SEND_SIGNALED;
+  mlx5dv_wr_raw_wqe(mlx5dv_qp_ex_from_ibv_qp_ex(x), w2);
+  ASSERT_EQ(ibv_wr_complete(x), 0);
+  for (int i = 0; i < 2; ++i) {
+    ibv_wc wc = wait_wc(cq);
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << "a 180-byte inline segment in a 4-BB WQE";
+    if (wc.qp_num != raw->qp_num) EXPECT_EQ(wc.byte_len, sizeof big + 40);
+  }
+  EXPECT_EQ(memcmp(rbuf.data() + 40, big, sizeof big), 0);
+
+  // An inline segment that runs past the WQE's DS count is malformed: a local QP operation error.
+  c2->opmod_idx_opcode = bswap32(6u << 8 | MLX5_OPCODE_SEND);  // after 2 + 4 BBs
+  c2->qpn_ds = bswap32(1 + 3 + big_units - 2);
+  ibv_wr_start(x);
+  x->wr_id = 79;
+  x->wr_flags = IBV_SEND_SIGNALED;
+  mlx5dv_wr_raw_wqe(mlx5dv_qp_ex_from_ibv_qp_ex(x), w2);
+  ASSERT_EQ(ibv_wr_complete(x), 0);
+  ibv_wc wc = wait_wc(cq);
+  EXPECT_EQ(wc.qp_num, raw->qp_num);
+  EXPECT_EQ(wc.status, IBV_WC_LOC_QP_OP_ERR);
   ibv_destroy_qp(raw);
 }
 
