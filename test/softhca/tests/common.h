@@ -111,13 +111,13 @@ int connect_rc(ibv_qp* qp, uint32_t remote, uint16_t lid, int rnr_retry = 7, int
                                    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
-uint16_t lid_of(Dev& d) {
+inline uint16_t lid_of(Dev& d) {
   ibv_port_attr p;
   ibv_query_port(d.ctx, 1, &p);
   return p.lid;
 }
 
-ibv_wc wait_wc(ibv_cq* cq) {
+inline ibv_wc wait_wc(ibv_cq* cq) {
   ibv_wc wc{};
   for (long i = 0; i < 20000000; ++i) {
     int n = ibv_poll_cq(cq, 1, &wc);
@@ -173,7 +173,7 @@ struct Child {
 };
 
 
-ibv_qp* make_ud(Dev& d, ibv_cq* cq, int depth) {
+inline ibv_qp* make_ud(Dev& d, ibv_cq* cq, int depth) {
   ibv_qp_init_attr ia{};
   ia.send_cq = ia.recv_cq = cq;
   ia.cap.max_send_wr = uint32_t(depth);
