@@ -3,8 +3,10 @@
 // noticed once, whatever value it writes.
 #include "doorbell.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 
 #include <atomic>
 #include <cstring>
@@ -14,6 +16,7 @@
 
 #include "exec_knobs.h"
 #include "hca.h"
+#include "store_insn.h"
 #include "wakeup.h"
 
 namespace softhca {
@@ -41,7 +44,9 @@ struct Watched {
 std::mutex& g_mu = *new std::mutex;  // the watch list and every scan of it
 std::vector<Watched>& g_list = *new std::vector<Watched>;
 std::atomic<int> g_count{0};
-std::atomic<uint8_t*> g_pages[kMaxPages];  // for the fault handler (no locks there)
+std::atomic<uint8_t*> g_pages[kMaxPages];  // for the fault handler: which pages are ours
+Watched g_slot[kMaxPages];                 // and what each is (written before g_pages[i])
+thread_local bool t_holds_mu = false;      // this thread holds g_mu: its own faults must not lock
 std::atomic<uint32_t> g_wake{0};           // futex word of the doorbell thread
 std::atomic<bool> g_protected{false};      // pages are write-protected: the thread sleeps
 std::once_flag g_started;
@@ -55,11 +60,63 @@ void fill_poison(uint8_t* page) {
   for (uint32_t off = 0; off < 4096; off += 8) word(page, off)->store(kPoison, std::memory_order_relaxed);
 }
 
-// A store to a page protected while the doorbell thread sleeps: let it through and wake the thread.
+struct HoldMu {  // g_mu, marked for the fault handler
+  std::lock_guard<std::mutex> g{g_mu};
+  HoldMu() { t_holds_mu = true; }
+  ~HoldMu() { t_holds_mu = false; }
+};
+
+void ring_qp(Hca& h, Qp* qp) {
+  std::shared_lock<std::shared_mutex> g(h.tables);
+  std::lock_guard<std::recursive_mutex> q(qp->mu);
+  h.ring_sq(qp);
+}
+
+void ring_uar(Hca& h, uint8_t* page) {  // every DevX QP on this UAR executes what it announces
+  std::shared_lock<std::shared_mutex> g(h.tables);
+  for (auto& [n, qp] : h.qps) {
+    if (qp->bf != page || !qp->sq_buf) continue;
+    std::lock_guard<std::recursive_mutex> q(qp->mu);
+    if (qp->devx) h.ring_sq(qp);
+  }
+}
+
+// The store that faulted on watched page `w`, handled inside the fault: the instruction is
+// stepped over (the register is write-only, like a UAR: nothing is written) and the doorbell it
+// is executes now, in the storing thread, as the verbs post path does. False when the instruction
+// is not a store we decode or an arm doorbell's value cannot be read: the caller then lets the
+// store through and the doorbell thread handles it.
+bool ring_in_fault(int slot, uint8_t* addr, void* ucv) {
+  auto* uc = static_cast<ucontext_t*>(ucv);
+  StoreInsn s;
+  if (!decode_store(reinterpret_cast<const uint8_t*>(uc->uc_mcontext.gregs[REG_RIP]), &s)) return false;
+  HoldMu g;  // after the doorbell thread's current look: order with the stores it has seen
+  const Watched w = g_slot[slot];
+  if (g_pages[slot].load() != w.page) return false;  // unwatched meanwhile
+  const uint32_t off = uint32_t(addr - w.page);
+  if (w.cq) {
+    if (!s.gpr || s.size != 8 || off != MLX5_CQ_DOORBELL) return false;
+    const uint64_t v = gpr_value(uc, s.reg);
+    uint32_t db[2];
+    memcpy(db, &v, 8);
+    ring_cq_arm(db);
+  } else if (w.uar) {
+    ring_uar(Hca::get(), w.page);
+  } else {
+    ring_qp(Hca::get(), w.qp);
+  }
+  uc->uc_mcontext.gregs[REG_RIP] += s.length;
+  return true;
+}
+
+// A store to a watched page while it is write-protected (the doorbell thread sleeps).
 void on_segv(int sig, siginfo_t* si, void* uc) {
-  auto* page = reinterpret_cast<uint8_t*>(uintptr_t(si->si_addr) & ~uintptr_t(4095));
+  auto* addr = static_cast<uint8_t*>(si->si_addr);
+  auto* page = reinterpret_cast<uint8_t*>(uintptr_t(addr) & ~uintptr_t(4095));
   for (int i = 0; page && i < kMaxPages; ++i)
     if (g_pages[i].load(std::memory_order_acquire) == page) {
+      if (!t_holds_mu && exec_knobs().doorbell_in_fault && ring_in_fault(i, addr, uc)) return;
+      // Let it through and wake the doorbell thread to handle it.
       mprotect(page, 4096, PROT_READ | PROT_WRITE);
       g_wake.fetch_add(1);
       futex_wake(&g_wake);
@@ -82,18 +139,21 @@ void install_handler() {
   if (cur.sa_sigaction != on_segv) sigaction(SIGSEGV, &sa, &g_old_segv);
 }
 
-void add_page(uint8_t* page) {
-  for (int i = 0; i < kMaxPages; ++i) {
-    uint8_t* expected = nullptr;
-    if (g_pages[i].compare_exchange_strong(expected, page)) return;
-  }
+void add_page(const Watched& w) {  // g_mu held
+  for (int i = 0; i < kMaxPages; ++i)
+    if (g_pages[i].load() == nullptr) {
+      g_slot[i] = w;
+      g_pages[i].store(w.page, std::memory_order_release);
+      return;
+    }
 }
 
-void remove_page(uint8_t* page) {
-  for (int i = 0; i < kMaxPages; ++i) {
-    uint8_t* expected = page;
-    if (g_pages[i].compare_exchange_strong(expected, nullptr)) return;
-  }
+void remove_page(uint8_t* page) {  // g_mu held
+  for (int i = 0; i < kMaxPages; ++i)
+    if (g_pages[i].load() == page) {
+      g_pages[i].store(nullptr);
+      return;
+    }
 }
 
 void protect_all(bool on) {  // g_mu held
@@ -136,40 +196,30 @@ bool scan() {
     ring_cq_arm(db);
     any = true;
   }
-  for (int i = 0; i < nrung; ++i) {
-    std::shared_lock<std::shared_mutex> g(h.tables);
-    std::lock_guard<std::recursive_mutex> q(rung[i]->mu);
-    h.ring_sq(rung[i]);
-  }
-  for (int i = 0; i < nuar; ++i) {
-    std::shared_lock<std::shared_mutex> g(h.tables);
-    for (auto& [n, qp] : h.qps) {
-      if (qp->bf != uars[i] || !qp->sq_buf) continue;
-      std::lock_guard<std::recursive_mutex> q(qp->mu);
-      if (qp->devx) h.ring_sq(qp);
-    }
-  }
+  for (int i = 0; i < nrung; ++i) ring_qp(h, rung[i]);
+  for (int i = 0; i < nuar; ++i) ring_uar(h, uars[i]);
   return any;
 }
 
 void doorbell_thread() {
+  pthread_setname_np(pthread_self(), "softhca-db");
   prefer_prompt_wakeup();
   uint64_t last = now_ns();
   const uint64_t spin_ns = uint64_t(exec_knobs().doorbell_spin_us) * 1000;
   for (;;) {
     uint32_t seen = g_wake.load();
     {
-      std::lock_guard<std::mutex> g(g_mu);
+      HoldMu g;
       if (scan()) last = now_ns();
     }
     if (now_ns() - last < spin_ns) {
-      sched_yield();
+      model_pause();
       continue;
     }
     // Idle: protect the pages and sleep; the next store faults once and wakes us. A store that
     // landed before the protection is seen by the look after it.
     {
-      std::lock_guard<std::mutex> g(g_mu);
+      HoldMu g;
       protect_all(true);
       if (scan()) {
         protect_all(false);
@@ -178,7 +228,7 @@ void doorbell_thread() {
       }
     }
     futex_wait(&g_wake, seen, -1);
-    std::lock_guard<std::mutex> g(g_mu);
+    HoldMu g;
     protect_all(false);
     last = now_ns();
   }
@@ -189,18 +239,19 @@ void watch(Qp* qp, Cq* cq, uint8_t* page, bool uar = false) {
     install_handler();
     std::thread(doorbell_thread).detach();
   });
-  std::lock_guard<std::mutex> g(g_mu);
+  HoldMu g;
   for (auto& w : g_list)
     if (w.page == page) return;
   fill_poison(page);
   if (g_protected.load()) mprotect(page, 4096, PROT_READ);
-  add_page(page);
-  g_list.push_back({qp, cq, page, uar});
+  Watched w{qp, cq, page, uar};
+  add_page(w);
+  g_list.push_back(w);
   g_count.fetch_add(1);
 }
 
 void unwatch(uint8_t* page) {
-  std::lock_guard<std::mutex> g(g_mu);
+  HoldMu g;
   for (size_t i = 0; i < g_list.size(); ++i)
     if (g_list[i].page == page) {
       mprotect(page, 4096, PROT_READ | PROT_WRITE);
@@ -244,7 +295,7 @@ void unwatch_cq_page(Cq* cq) {
 
 void doorbell_sync() {
   if (g_count.load(std::memory_order_relaxed) == 0) return;
-  std::lock_guard<std::mutex> g(g_mu);
+  HoldMu g;
   scan();
 }
 

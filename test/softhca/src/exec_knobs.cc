@@ -30,6 +30,7 @@ ExecKnobs load() {
     }
   }
   k.doorbell_spin_us = uint32_t(env_knob("SOFTHCA_DOORBELL_SPIN_US", 100, 0, 1000000));
+  k.doorbell_in_fault = env_knob("SOFTHCA_DOORBELL_IN_FAULT", 1, 0, 1) != 0;
   // SOFTHCA_CHAOS=1 turns every timing knob on; each can still be set on its own (0 turns it off).
   bool chaos = env_knob("SOFTHCA_CHAOS", 0, 0, 1) != 0;
   k.defer = env_knob("SOFTHCA_DEFER", chaos, 0, 1) != 0;

@@ -8,6 +8,7 @@ namespace softhca {
 struct ExecKnobs {
   bool doorbell_trap = false;       // SOFTHCA_DOORBELL=trap (default poll)
   uint32_t doorbell_spin_us = 100;  // SOFTHCA_DOORBELL_SPIN_US: doorbell thread polls this long
+  bool doorbell_in_fault = true;    // SOFTHCA_DOORBELL_IN_FAULT: poll mode rings a faulting store itself
   bool defer = false;               // SOFTHCA_DEFER: WQEs run on the model's execution thread
   uint32_t defer_us = 20;           // SOFTHCA_DEFER_US: ... this long after their doorbell at the earliest
   uint32_t completion_delay_us = 0; // SOFTHCA_COMPLETION_DELAY_US: requester CQEs appear this late

@@ -6,6 +6,7 @@
 #include "wakeup.h"
 
 #include <signal.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -309,6 +310,7 @@ void Hca::run(std::promise<bool>* ready) {
     return;
   }
   ready->set_value(true);
+  pthread_setname_np(pthread_self(), "softhca-msg");
   prefer_prompt_wakeup();  // deliver while the program spins on CQ buffers
   Ring& r = fab_.inbox();
   uint64_t last_timer = 0, last_busy = now_ns();
@@ -345,7 +347,7 @@ void Hca::run(std::promise<bool>* ready) {
       continue;
     }
     if (now - last_busy < uint64_t(config().spin_us) * 1000) {
-      sched_yield();
+      model_pause();
       continue;
     }
     // Sleep until a publisher rings our doorbell. Outstanding requests need the retry clock: the

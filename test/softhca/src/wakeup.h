@@ -9,4 +9,7 @@ namespace softhca {
 // any online CPU even when the process is bound to one (as a real HCA does not use its cores).
 void prefer_prompt_wakeup();
 
+// A model thread's pause between two looks while it polls (about 5 us; see wakeup.cc).
+void model_pause();
+
 }  // namespace softhca

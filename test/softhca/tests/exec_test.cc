@@ -51,7 +51,7 @@ struct Loop {
 // A raw 8-byte fetch-add WQE (control, remote address, atomic, data segment) rung by the
 // doorbell record and an 8-byte store to the BlueFlame register, as UCX does it.
 void raw_fadd(const mlx5dv_qp& dq, uint32_t qpn, uint32_t pi, uint64_t* target, uint32_t rkey,
-              uint64_t* result, uint32_t lkey, uint32_t bf_off) {
+              uint64_t* result, uint32_t lkey, uint32_t bf_off, bool ring = true) {
   auto* w = static_cast<uint8_t*>(dq.sq.buf) + (pi & (dq.sq.wqe_cnt - 1)) * dq.sq.stride;
   memset(w, 0, 64);
   auto* c = reinterpret_cast<mlx5_wqe_ctrl_seg*>(w);
@@ -69,6 +69,7 @@ void raw_fadd(const mlx5dv_qp& dq, uint32_t qpn, uint32_t pi, uint64_t* target, 
   __atomic_thread_fence(__ATOMIC_RELEASE);
   dq.dbrec[MLX5_SND_DBR] = bswap32((pi + 1) & 0xffff);
   __atomic_thread_fence(__ATOMIC_RELEASE);
+  if (!ring) return;
   *reinterpret_cast<volatile uint64_t*>(static_cast<uint8_t*>(dq.bf.reg) + bf_off) =
       *reinterpret_cast<uint64_t*>(w);
 }
@@ -203,6 +204,85 @@ int peer_raw_without_sigtrap() {
 TEST(Doorbell, PollModeRawDoorbellsNeedNoSingleStep) {
   Child c("raw-without-sigtrap", {"SOFTHCA_DOORBELL=poll"});
   EXPECT_EQ(c.wait(), 0);
+}
+
+// BlueFlame stores of a WQE's first bytes in the forms programs use; each returns the block's first
+// 8 bytes as read back from the register it stored from (the instruction after the store must run
+// with every register as it was).
+uint64_t store_movnti(uint8_t* reg, const uint8_t* block) {
+  uint64_t v = *reinterpret_cast<const uint64_t*>(block), out;
+  __asm__ volatile("movnti %1, (%2)\n\tmov %1, %0" : "=r"(out) : "r"(v), "r"(reg) : "memory");
+  return out;
+}
+uint64_t store_sse(uint8_t* reg, const uint8_t* block) {
+  uint64_t out;
+  __asm__ volatile("movdqa (%1), %%xmm1\n\tmovdqa %%xmm1, (%2)\n\tmovq %%xmm1, %0"
+                   : "=r"(out) : "r"(block), "r"(reg) : "xmm1", "memory");
+  return out;
+}
+__attribute__((target("avx"))) uint64_t store_avx(uint8_t* reg, const uint8_t* block) {
+  uint64_t out;
+  __asm__ volatile("vmovdqa (%1), %%ymm2\n\tvmovdqu %%ymm2, (%2)\n\tvmovq %%xmm2, %0\n\tvzeroupper"
+                   : "=r"(out) : "r"(block), "r"(reg) : "xmm2", "memory");
+  return out;
+}
+__attribute__((target("avx512f"))) uint64_t store_avx512(uint8_t* reg, const uint8_t* block) {
+  uint64_t out;  // zmm17: an EVEX register field with R' set, as glibc's memcpy uses zmm16+
+  __asm__ volatile("vmovdqu64 (%1), %%zmm17\n\tvmovdqu64 %%zmm17, (%2)\n\tvmovq %%xmm17, %0"
+                   : "=r"(out) : "r"(block), "r"(reg) : "xmm17", "memory");
+  return out;
+}
+
+// Raw fetch-adds whose doorbell is stored with each of those forms (and raw_fadd's 8-byte mov),
+// while the doorbell thread sleeps with the pages protected (SOFTHCA_DOORBELL_SPIN_US=0): each
+// store is handled inside its fault, so the fetch-add has executed when the store returns.
+int peer_rung_in_fault() {
+  Dev d;
+  Loop l(d, false, true);
+  if (!l.ok()) return 2;
+  mlx5dv_qp dq{};
+  mlx5dv_cq dc{};
+  mlx5dv_obj o{};
+  o.qp.in = l.a;
+  o.qp.out = &dq;
+  o.cq.in = l.cq;
+  o.cq.out = &dc;
+  if (mlx5dv_init_obj(&o, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ)) return 3;
+  auto* target = reinterpret_cast<uint64_t*>(l.buf + 256);
+  auto* result = reinterpret_cast<uint64_t*>(l.buf + 512);
+  using Store = uint64_t (*)(uint8_t*, const uint8_t*);
+  std::vector<Store> forms = {nullptr, store_movnti, store_sse};  // nullptr: raw_fadd's mov
+  if (__builtin_cpu_supports("avx")) forms.push_back(store_avx);
+  if (__builtin_cpu_supports("avx512f")) forms.push_back(store_avx512);
+  uint32_t n = 0;
+  for (int round = 0; round < 10; ++round)
+    for (size_t f = 0; f < forms.size(); ++f, ++n) {
+      usleep(2000);  // the doorbell thread protects the pages and sleeps
+      raw_fadd(dq, l.a->qp_num, n, target, l.mr->rkey, result, l.mr->lkey, (n & 1) * dq.bf.size,
+               forms[f] == nullptr);
+      if (forms[f]) {
+        alignas(64) uint8_t block[64];
+        memcpy(block, static_cast<uint8_t*>(dq.sq.buf) + (n & (dq.sq.wqe_cnt - 1)) * dq.sq.stride, 64);
+        auto* reg = static_cast<uint8_t*>(dq.bf.reg) + (n & 1) * dq.bf.size;
+        if (forms[f](reg, block) != *reinterpret_cast<uint64_t*>(block)) return 5;
+      }
+      if (*target != n + 1) {  // no wait: left to the doorbell thread, it would not be done yet
+        fprintf(stderr, "form %zu: the fetch-add had not executed when the store returned\n", f);
+        return 4;
+      }
+      mlx5_cqe64 cqe;
+      if (!wait_cqe_raw(dc, n, &cqe) || (cqe.op_own >> 4) != MLX5_CQE_REQ || *result != n) return 6;
+    }
+  return 0;
+}
+
+TEST(Doorbell, PollModeRingsEachStoreFormInsideItsFault) {
+  Child c("rung-in-fault", {"SOFTHCA_DOORBELL=poll", "SOFTHCA_DOORBELL_SPIN_US=0"});
+  EXPECT_EQ(c.wait(), 0);
+  // Without it the doorbell thread handles the store after it: not yet done when it returns.
+  Child off("rung-in-fault", {"SOFTHCA_DOORBELL=poll", "SOFTHCA_DOORBELL_SPIN_US=0",
+                              "SOFTHCA_DOORBELL_IN_FAULT=0"});
+  EXPECT_EQ(off.wait(), 4);
 }
 
 // ---- delivery to programs that poll CQ buffers themselves ------------------------------------
@@ -605,6 +685,7 @@ int peer(const char* mode) {
   std::string m = mode;
   if (m == "concurrent-arms") return peer_concurrent_arms();
   if (m == "raw-without-sigtrap") return peer_raw_without_sigtrap();
+  if (m == "rung-in-fault") return peer_rung_in_fault();
   if (m == "raw-receiver") return peer_raw_receiver();
   if (m == "reuse-source") return peer_reuse_source();
   if (m == "landed-at-post") return peer_landed_at_post();
