@@ -28,6 +28,15 @@ struct Loop {
                         IBV_ACCESS_REMOTE_ATOMIC);
   }
   bool ok() const { return a && b && mr && cq; }
+  // The raw view of QP a and the CQ, for tests that write WQEs and read CQEs themselves.
+  bool init_raw(mlx5dv_qp* dq, mlx5dv_cq* dc) {
+    mlx5dv_obj o{};
+    o.qp.in = a;
+    o.qp.out = dq;
+    o.cq.in = cq;
+    o.cq.out = dc;
+    return mlx5dv_init_obj(&o, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ) == 0;
+  }
   ~Loop() {
     if (a) ibv_destroy_qp(a);
     if (b) ibv_destroy_qp(b);
@@ -182,12 +191,7 @@ int peer_raw_without_sigtrap() {
   if (!l.ok()) return 2;
   mlx5dv_qp dq{};
   mlx5dv_cq dc{};
-  mlx5dv_obj o{};
-  o.qp.in = l.a;
-  o.qp.out = &dq;
-  o.cq.in = l.cq;
-  o.cq.out = &dc;
-  if (mlx5dv_init_obj(&o, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ)) return 3;
+  if (!l.init_raw(&dq, &dc)) return 3;
   signal(SIGTRAP, SIG_DFL);
   auto* target = reinterpret_cast<uint64_t*>(l.buf + 256);
   auto* result = reinterpret_cast<uint64_t*>(l.buf + 512);
@@ -242,12 +246,7 @@ int peer_rung_in_fault() {
   if (!l.ok()) return 2;
   mlx5dv_qp dq{};
   mlx5dv_cq dc{};
-  mlx5dv_obj o{};
-  o.qp.in = l.a;
-  o.qp.out = &dq;
-  o.cq.in = l.cq;
-  o.cq.out = &dc;
-  if (mlx5dv_init_obj(&o, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ)) return 3;
+  if (!l.init_raw(&dq, &dc)) return 3;
   auto* target = reinterpret_cast<uint64_t*>(l.buf + 256);
   auto* result = reinterpret_cast<uint64_t*>(l.buf + 512);
   using Store = uint64_t (*)(uint8_t*, const uint8_t*);
