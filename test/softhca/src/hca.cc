@@ -3,6 +3,7 @@
 #include "chaos.h"
 #include "doorbell.h"
 #include "exec_knobs.h"
+#include "mkey.h"
 #include "wakeup.h"
 
 #include <signal.h>
@@ -1014,9 +1015,9 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
     send_resp(m.src_node, m.src_gen, m.src_qpn, m.psn, kSynRnr, qp->attr.min_rnr_timer, nullptr, 0);
   };
   const int acc = qp->attr.qp_access_flags;
+  std::vector<MemSpan> spans;  // where the access lands: an MR, or through an indirect mkey
   auto check_mr = [&](uint64_t addr, uint32_t n, int need) -> bool {
-    Mr* mr = find_mr(m.rkey);
-    return mr && mr->mr.pd == qp->qpx.qp_base.pd && in_range(mr, addr, n) && (mr->access & need);
+    return resolve_remote(*this, m.rkey, qp->qpx.qp_base.pd, addr, n, need, &spans);
   };
   switch (m.opcode) {
     case MLX5_OPCODE_SEND:
@@ -1045,7 +1046,8 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
         return fail(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
       RecvWqe w;
       if (m.opcode == MLX5_OPCODE_RDMA_WRITE_IMM && !take_recv(qp, &w)) return rnr();
-      if (m.length) memcpy(reinterpret_cast<void*>(uintptr_t(m.raddr)), data, m.length);
+      for (size_t i = 0, done = 0; i < spans.size(); done += spans[i++].n)
+        memcpy(spans[i].p, data + done, spans[i].n);
       if (m.opcode == MLX5_OPCODE_RDMA_WRITE_IMM)
         cq_push(qp->rcq,
                 resp_cqe(qp, MLX5_CQE_RESP_WR_IMM, w.idx, m.length, m.imm, m.src_qpn, m.slid, false,
@@ -1058,7 +1060,10 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
         return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
       if (m.length && !check_mr(m.raddr, m.length, IBV_ACCESS_REMOTE_READ))
         return fail(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
-      return reply(kSynOk, reinterpret_cast<void*>(uintptr_t(m.raddr)), m.length);
+      if (spans.size() <= 1) return reply(kSynOk, spans.empty() ? nullptr : spans[0].p, m.length);
+      std::vector<uint8_t> gathered;
+      for (const MemSpan& sp : spans) gathered.insert(gathered.end(), sp.p, sp.p + sp.n);
+      return reply(kSynOk, gathered.data(), m.length);
     }
     case MLX5_OPCODE_ATOMIC_CS:
     case MLX5_OPCODE_ATOMIC_FA:
@@ -1071,11 +1076,11 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
       }
       if (!(acc & IBV_ACCESS_REMOTE_ATOMIC) || (m.raddr & (size - 1)))
         return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
-      if (!check_mr(m.raddr, size, IBV_ACCESS_REMOTE_ATOMIC))
+      if (!check_mr(m.raddr, size, IBV_ACCESS_REMOTE_ATOMIC) || spans.size() != 1)
         return fail(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
       // Deliberately a plain read-modify-write: atomic only against other HCA atomics (they all
       // hold this node's direct lock), never against CPU atomics on the same word.
-      volatile uint8_t* target = reinterpret_cast<volatile uint8_t*>(uintptr_t(m.raddr));
+      volatile uint8_t* target = spans[0].p;
       fab_.lock_direct(fab_.node());
       uint64_t orig;
       if (size == 8) orig = *reinterpret_cast<volatile uint64_t*>(target);

@@ -93,6 +93,10 @@ int mlx5dv_devx_general_cmd(ibv_context* c, const void* in, size_t inlen, void* 
     set_field(cap, 0x14a, 6, 4);  // log_max_ra_req_qp: 16 (max_qp_rd_atom)
     set_field(cap, 0x15a, 6, 4);  // log_max_ra_res_qp
     set_field(cap, 0x208, 1, 1);  // umr_modify_atomic_disabled: no UMR, so no atomic mkeys
+    // fixed_buffer_size: KSM indirect mkeys (DevX CREATE_MKEY), what UCX 1.13 makes its atomic
+    // keys with; max_indirection 1: their entries name MRs, not other indirect mkeys.
+    set_field(cap, 0x108, 1, 1);
+    set_field(cap, 0x100, 8, 1);
     set_field(cap, 0x88, 8, 15);  // log_max_qp_sz: 32768 WQEs
     set_field(cap, 0x80, 8, 15);  // log_max_srq_sz
     set_field(cap, 0x383, 5, 16); // log_max_rmp: RMPs (DevX shared receive queues) exist

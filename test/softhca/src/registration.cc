@@ -9,9 +9,12 @@
 
 #include <atomic>
 #include <cerrno>
+#include <algorithm>
 #include <cstdio>
+#include <unordered_map>
 
 #include "hca.h"
+#include "mkey.h"
 
 namespace softhca {
 
@@ -77,6 +80,55 @@ int pin_for_registration(const void* addr, size_t len, unsigned access) {
 
 void unpin_registration(const void* addr, size_t len) {
   g_pinned_pages.fetch_sub(pages_of(uint64_t(uintptr_t(addr)), len));
+}
+
+namespace {
+
+std::unordered_map<uint32_t, IndirectMkey>& indirect_mkeys() {
+  static auto* m = new std::unordered_map<uint32_t, IndirectMkey>;
+  return *m;
+}
+
+bool mr_covers(const Mr* mr, const ibv_pd* pd, uint64_t addr, uint64_t len, int need) {
+  uint64_t base = uint64_t(uintptr_t(mr->mr.addr));
+  return mr->mr.pd == pd && addr >= base && addr + len <= base + mr->mr.length &&
+         addr + len > addr && (mr->access & need);
+}
+
+}  // namespace
+
+void add_indirect_mkey(const IndirectMkey& m) { indirect_mkeys()[m.key] = m; }
+bool remove_indirect_mkey(uint32_t key) { return indirect_mkeys().erase(key) != 0; }
+bool indirect_mkey_exists(uint32_t key) { return indirect_mkeys().count(key) != 0; }
+
+bool resolve_remote(Hca& h, uint32_t key, const ibv_pd* pd, uint64_t addr, uint32_t len, int need,
+                    std::vector<MemSpan>* out) {
+  out->clear();
+  if (Mr* mr = h.find_mr(key)) {
+    if (!mr_covers(mr, pd, addr, len, need)) return false;
+    out->push_back(MemSpan{reinterpret_cast<uint8_t*>(uintptr_t(addr)), len});
+    return true;
+  }
+  auto it = indirect_mkeys().find(key);
+  if (it == indirect_mkeys().end()) return false;
+  const IndirectMkey& k = it->second;
+  if (k.pd != pd || !(k.access & need) || addr < k.start || addr + len > k.start + k.len ||
+      addr + len <= addr)
+    return false;
+  const uint64_t entity = uint64_t(1) << k.log_entity_size;
+  uint64_t off = addr - k.start;
+  uint64_t left = len;
+  while (left) {
+    uint64_t i = off >> k.log_entity_size, in = off & (entity - 1);
+    if (i >= k.entries.size()) return false;
+    uint64_t n = std::min(left, entity - in);
+    uint64_t target = k.entries[i].second + in;
+    Mr* mr = h.find_mr(k.entries[i].first);  // entries name MRs (max_indirection 1)
+    if (!mr || !mr_covers(mr, pd, target, n, need)) return false;
+    out->push_back(MemSpan{reinterpret_cast<uint8_t*>(uintptr_t(target)), uint32_t(n)});
+    off += n, left -= n;
+  }
+  return true;
 }
 
 }  // namespace softhca
