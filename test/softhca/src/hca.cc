@@ -38,7 +38,7 @@ Config load_config() {
   c.num_ports = int(env_knob("SOFTHCA_NUM_PORTS", 1, 1, 2));
   c.atomic_window_us = uint32_t(env_knob("SOFTHCA_ATOMIC_WINDOW_US", 0, 0, 1000000));
   c.masked_atomics = env_knob("SOFTHCA_MASKED_ATOMICS", 1, 0, 1) != 0;
-  c.log_max_msg = uint32_t(env_knob("SOFTHCA_LOG_MAX_MSG", 20, 20, 30));
+  c.log_max_msg = uint32_t(env_knob("SOFTHCA_LOG_MAX_MSG", 30, 20, 30));
   c.compact_av = env_knob("SOFTHCA_COMPACT_AV", 1, 0, 1) != 0;
   const char* e = getenv("SOFTHCA_ATOMIC_ENDIAN");
   if (e && *e) {
@@ -69,7 +69,7 @@ struct ReqMsg {
   uint32_t rkey, length;
   uint64_t dc_key;
   uint16_t slid, dlid;
-  uint32_t pad1;
+  uint32_t total;  // the whole message's length when it travels in chunks (0: `length`)
   uint8_t atomic[32];  // the WQE's atomic segment(s), big-endian
 };
 
@@ -114,6 +114,11 @@ bool in_range(const Mr* mr, uint64_t addr, uint64_t len) {
   uint64_t base = uint64_t(reinterpret_cast<uintptr_t>(mr->mr.addr));
   return addr >= base && addr + len <= base + mr->mr.length && addr + len >= addr;
 }
+
+// Largest message: what QUERY_HCA_CAP's log_max_msg and ibv_query_port's max_msg_sz report.
+uint64_t max_msg_bytes() { return uint64_t(1) << config().log_max_msg; }
+
+void place_read_chunk(const Pending& p, uint64_t off, const uint8_t* data, uint32_t len);
 
 uint64_t carryless_add(uint64_t a, uint64_t b, uint64_t boundary, int bits) {
   // Field add: a carry out of a bit marked in `boundary` is dropped (the field ends there).
@@ -287,20 +292,21 @@ void Hca::drain_inbox_to_backlog() {
   }
 }
 
-void Hca::flush_egress() {
+void Hca::flush_egress() {  // model thread only: the one consumer of egress_
   for (;;) {
-    Egress e;
+    Egress* e;
     {
       std::lock_guard<std::mutex> g(egress_mu_);
       if (egress_.empty()) return;
-      e = std::move(egress_.front());
-      egress_.pop_front();
+      e = &egress_.front();  // stays queued while we block, so post_msg appends behind it
     }
     // Keeps FIFO order: producers append behind us while we block here.
-    fab_.send(e.node, e.gen, e.type, e.bytes.data(), e.bytes.size(), nullptr, 0, true, [this] {
+    fab_.send(e->node, e->gen, e->type, e->bytes.data(), e->bytes.size(), nullptr, 0, true, [this] {
       std::lock_guard<std::mutex> g(consumer_mu_);
       drain_inbox_to_backlog();
     });
+    std::lock_guard<std::mutex> g(egress_mu_);
+    egress_.pop_front();
   }
 }
 
@@ -706,7 +712,7 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
         (need_write && !(mr->access & IBV_ACCESS_LOCAL_WRITE)))
       return fail(MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
     total += len;
-    if (total > kMaxMsgPayload) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+    if (total > max_msg_bytes()) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
     if (gather) {
       size_t o = payload.size();
       payload.resize(o + len);
@@ -715,7 +721,9 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
       scatter.push_back(ibv_sge{addr, len, lkey});
     }
   }
-  if (total > kMaxMsgPayload) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+  if (total > max_msg_bytes()) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+  // Sends travel as one fabric record: at most kMaxMsgPayload (see the chunks below).
+  if (!has_raddr && total > kMaxMsgPayload) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
   if (is_atomic && total != atomic_size) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
   Fabric& f = fab_;
   uint8_t port = qp->attr.port_num ? qp->attr.port_num : 1;
@@ -810,6 +818,30 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
     p.syndrome = kSynOk;  // executed and acknowledged already; takes no PSN
     qp->out.push_back(std::move(p));
     return;
+  }
+  // An RDMA write or read longer than one fabric record travels as requests of kMaxMsgPayload
+  // bytes at consecutive addresses, each taking a PSN (as IB packetizes a message); the WQE
+  // completes with the last one, which carries the write's immediate and the total length.
+  const uint64_t whole = opcode == MLX5_OPCODE_RDMA_READ ? total : payload.size();
+  for (uint64_t off = 0; whole > kMaxMsgPayload && off + kMaxMsgPayload < whole;
+       off += kMaxMsgPayload) {
+    ReqMsg c = m;
+    c.opcode = opcode == MLX5_OPCODE_RDMA_READ ? MLX5_OPCODE_RDMA_READ : MLX5_OPCODE_RDMA_WRITE;
+    c.se = 0;
+    c.raddr = raddr + off;
+    c.length = kMaxMsgPayload;
+    c.psn = qp->next_psn;
+    qp->next_psn = (qp->next_psn + 1) & 0xffffff;
+    p.chunks++;
+    const uint8_t* part = opcode == MLX5_OPCODE_RDMA_READ ? nullptr : payload.data() + off;
+    if (routable) post_msg(e.node, e.gen, kReq, &c, sizeof c, part, part ? kMaxMsgPayload : 0);
+    m.raddr = raddr + off + kMaxMsgPayload;
+  }
+  if (p.chunks > 1) {
+    const uint64_t off = uint64_t(p.chunks - 1) * kMaxMsgPayload;
+    m.length = uint32_t(whole - off);
+    m.total = uint32_t(whole);
+    if (opcode != MLX5_OPCODE_RDMA_READ) payload.erase(payload.begin(), payload.begin() + long(off));
   }
   m.psn = qp->next_psn;
   qp->next_psn = (qp->next_psn + 1) & 0xffffff;
@@ -1050,8 +1082,8 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
         memcpy(spans[i].p, data + done, spans[i].n);
       if (m.opcode == MLX5_OPCODE_RDMA_WRITE_IMM)
         cq_push(qp->rcq,
-                resp_cqe(qp, MLX5_CQE_RESP_WR_IMM, w.idx, m.length, m.imm, m.src_qpn, m.slid, false,
-                         m.se),
+                resp_cqe(qp, MLX5_CQE_RESP_WR_IMM, w.idx, m.total ? m.total : m.length, m.imm,
+                         m.src_qpn, m.slid, false, m.se),
                 m.se);
       return reply(kSynOk, nullptr, 0);
     }
@@ -1109,12 +1141,21 @@ void Hca::on_resp(const uint8_t* body, uint32_t len) {
   Qp* qp = it->second;
   std::lock_guard<std::recursive_mutex> g(qp->mu);
   Pending* p = nullptr;
-  for (auto& x : qp->out)
-    if (x.syndrome < 0 && x.psn == r.psn) {
+  for (auto& x : qp->out)  // a chunked message's PSNs end at x.psn
+    if (x.syndrome < 0 && ((x.psn - r.psn) & 0xffffff) < x.chunks) {
       p = &x;
       break;
     }
   if (!p) return;
+  if (p->chunks > 1 && r.syndrome == kSynOk) {  // read data lands at its chunk's offset
+    uint64_t off = uint64_t(p->chunks - 1 - ((p->psn - r.psn) & 0xffffff)) * kMaxMsgPayload;
+    if (p->opcode == MLX5_OPCODE_RDMA_READ) place_read_chunk(*p, off, data, r.length);
+    if (r.psn != p->psn) return;  // an earlier chunk: the WQE completes with the last
+    p->syndrome = kSynOk;
+    retire(qp);
+    if (qp->rd_atomic_stalled) ring_sq(qp);
+    return;
+  }
   if (r.syndrome == kSynRnr) {
     if (qp->attr.rnr_retry != 7 && ++p->rnr_count > qp->attr.rnr_retry) {
       p->syndrome = MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR;
@@ -1132,6 +1173,22 @@ void Hca::on_resp(const uint8_t* body, uint32_t len) {
   // A response freed initiator depth: the send queue continues where it waited.
   if (qp->rd_atomic_stalled) ring_sq(qp);
 }
+
+namespace {
+// Requester: one chunk of a chunked RDMA read lands at byte `off` of the WQE's local buffers.
+void place_read_chunk(const Pending& p, uint64_t off, const uint8_t* data, uint32_t len) {
+  uint64_t pos = 0;
+  for (const auto& s : p.local) {
+    uint64_t end = pos + s.length;
+    if (len && off < end) {
+      uint32_t n = uint32_t(std::min<uint64_t>(end - off, len));
+      place_local(s.addr + (off - pos), data, n);
+      data += n, off += n, len -= n;
+    }
+    pos = end;
+  }
+}
+}  // namespace
 
 // Requester: read data or an atomic's original value lands in the WQE's local buffers.
 void Hca::deliver(Pending& p, const uint8_t* data, uint32_t len) {
@@ -1268,6 +1325,18 @@ void Hca::timers() {
     if (!gone && head->inbox_pos &&
         fab_.shm()->rings[head->dst_node].head.load(std::memory_order_acquire) < head->inbox_pos) {
       head->sent_ns = now;
+      continue;
+    }
+    // Nor is one still in our egress queue (the responder's inbox was full, as behind the pieces
+    // of a long message): it will be at most where the inbox ends now.
+    bool queued = false;
+    if (!gone) {
+      std::lock_guard<std::mutex> e(egress_mu_);
+      for (const Egress& x : egress_) queued |= x.node == head->dst_node && x.type == kReq;
+    }
+    if (queued) {
+      head->sent_ns = now;
+      head->inbox_pos = fab_.shm()->rings[head->dst_node].tail.load();
       continue;
     }
     if ((gone && now - head->sent_ns > std::min<uint64_t>(limit, 1000000)) ||

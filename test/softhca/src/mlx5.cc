@@ -84,9 +84,9 @@ int mlx5dv_devx_general_cmd(ibv_context* c, const void* in, size_t inlen, void* 
   if (type == 0) {  // general device capabilities
     set_field(cap, 0x1b6, 2, 0);                     // port_type: IB
     set_field(cap, 0x1b8, 8, unsigned(softhca_num_ports()));
-    // log_max_msg: 20 (the model's 1 MiB messages) unless SOFTHCA_LOG_MAX_MSG=30, the value
-    // every ConnectX reports and the only one with which UCX 1.13 takes its DevX path (see
-    // README, "UCX"); the model's message limit stays ibv_query_port's max_msg_sz (1 MiB).
+    // log_max_msg: 30 (1 GiB messages, as ibv_query_port's max_msg_sz), what every ConnectX
+    // reports and the only value with which UCX 1.13 takes its DevX path; SOFTHCA_LOG_MAX_MSG=20
+    // gives a device with 1 MiB messages (see README, "UCX").
     set_field(cap, 0x1c3, 5, unsigned(softhca_log_max_msg()));
     set_field(cap, 0x12a, 6, 4);  // log_max_ra_req_dc: 16 reads/atomics outstanding per DCI
     set_field(cap, 0x13a, 6, 4);  // log_max_ra_res_dc

@@ -103,7 +103,8 @@ struct Srq {
 
 // One send WQE the requester has handed to the fabric and not yet retired.
 struct Pending {
-  uint32_t idx, psn;
+  uint32_t idx, psn;  // psn: the last of the message's PSNs
+  uint32_t chunks = 1;  // requests the message travels as (RDMA write/read beyond kMaxMsgPayload)
   bool signaled;
   uint8_t opcode, opmod;
   int syndrome = -1;  // -1 still in flight, 0 done, else an MLX5_CQE_SYNDROME_*
