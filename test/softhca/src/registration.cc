@@ -2,6 +2,8 @@
 // every page of the range must be mapped and readable, and writable when the access asks for
 // any write (local write, remote write, remote atomic), else EFAULT; the pinned pages count
 // against RLIMIT_MEMLOCK unless the process has CAP_IPC_LOCK, else ENOMEM.
+// Also how a responder resolves a remote key: an MR, or an indirect (KSM) mkey made with DevX
+// CREATE_MKEY whose entries lead to MRs (mkey.h).
 #include <linux/capability.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
