@@ -244,6 +244,7 @@ Obj* create_qp(ibv_context* c, const void* in, size_t inlen, void* out, size_t o
     *err = fail(out, outlen, 0xf /* no resources */, kSynNoQpn);
     return nullptr;
   }
+  qp->user_index = DEVX_GET(sh_qpc, qpc, user_index);
   watch_uar_page(q.uar);
   auto* o = new Obj;
   o->type = ObjType::kQp;

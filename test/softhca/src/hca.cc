@@ -480,6 +480,7 @@ mlx5_cqe64 req_cqe(Qp* qp, uint32_t idx, uint8_t opcode, uint32_t byte_len) {
   c.sop_drop_qpn = be32(uint32_t(opcode) << 24 | qp->qpx.qp_base.qp_num);
   c.wqe_counter = be16(uint16_t(idx));
   c.byte_cnt = be32(byte_len);
+  c.srqn_uidx = be32(qp->user_index);  // CQE version 1: the QPC's user_index (DevX QPs)
   c.op_own = MLX5_CQE_REQ << 4;
   return c;
 }
@@ -511,7 +512,8 @@ void Hca::retire(Qp* qp) {
       cq_push(qp->scq, c, false, p.in_cqe ? p.cqe_data : nullptr, p.byte_len);
       continue;
     }
-    cq_push(qp->scq, err_cqe(qp->qpx.qp_base.qp_num, p.idx, p.opcode, uint8_t(p.syndrome), true, 0),
+    cq_push(qp->scq,
+            err_cqe(qp->qpx.qp_base.qp_num, p.idx, p.opcode, uint8_t(p.syndrome), true, qp->user_index),
             true);
     // A send error stops a UD QP's send queue only (SQE: its receive side keeps working, as the
     // IB spec requires); a connected QP enters ERR.
@@ -527,7 +529,8 @@ void Hca::retire(Qp* qp) {
 void Hca::flush_qp(Qp* qp) {
   uint32_t qpn = qp->qpx.qp_base.qp_num;
   for (Pending& p : qp->out)
-    cq_push(qp->scq, err_cqe(qpn, p.idx, p.opcode, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, true, 0), true);
+    cq_push(qp->scq, err_cqe(qpn, p.idx, p.opcode, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, true, qp->user_index),
+            true);
   qp->out.clear();
   if (qp->sq_buf) ring_sq(qp);  // flushes WQEs posted but not yet executed
   if (qp->rq_buf && !qp->srq && qp->attr.qp_state == IBV_QPS_ERR) {
@@ -586,7 +589,8 @@ void Hca::ring_sq(Qp* qp, bool deferred) {
     if (qp->attr.qp_state == IBV_QPS_ERR || qp->attr.qp_state == IBV_QPS_SQE) {
       uint8_t op = be32(ctrl.opmod_idx_opcode) & 0xff;
       cq_push(qp->scq,
-              err_cqe(qp->qpx.qp_base.qp_num, qp->hw_ci, op, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, true, 0),
+              err_cqe(qp->qpx.qp_base.qp_num, qp->hw_ci, op, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, true,
+                      qp->user_index),
               true);
     } else {
       execute_wqe(qp, qp->hw_ci, bbs);

@@ -145,6 +145,7 @@ struct Qp {
   // Created by DevX CREATE_QP/CREATE_DCT (devx_obj.cc): the queues and doorbell record live in the
   // program's umems and `bf` is its DevX UAR page (shared with other QPs, watched as a UAR).
   bool devx = false;
+  uint32_t user_index = 0;  // DevX QPC user_index: requester CQEs carry it in srqn_uidx (CQE v1)
   // driver bookkeeping
   uint32_t sq_pi = 0, sq_ci = 0;
   std::vector<uint64_t> sq_wrid;

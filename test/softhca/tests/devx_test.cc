@@ -86,7 +86,7 @@ struct DevxQp {
   uint32_t sq_pi = 0, rq_pi = 0;
   bool regular_rq;
   uint8_t out[DEVX_ST_SZ_BYTES(sh_qp_out)] = {};
-  DevxQp(Env& env, uint8_t st, uint32_t srqn = 0, bool rq = true)
+  DevxQp(Env& env, uint8_t st, uint32_t srqn = 0, bool rq = true, uint32_t uidx = 0)
       : e(env), wq(env.ctx, 16384), db(env.ctx, 4096), regular_rq(rq && !srqn) {
     uint8_t in[DEVX_ST_SZ_BYTES(sh_qp_in)] = {};
     DEVX_SET(sh_qp_in, in, opcode, SH_CMD_CREATE_QP);
@@ -95,6 +95,7 @@ struct DevxQp {
     DEVX_SET(sh_qpc, c, pm_state, 3);  // migrated
     DEVX_SET(sh_qpc, c, pd, pdn_of(e.pd));
     DEVX_SET(sh_qpc, c, uar_page, e.uar->page_id);
+    DEVX_SET(sh_qpc, c, user_index, uidx);
     DEVX_SET(sh_qpc, c, rq_type, srqn ? SH_RQ_SRQ : rq ? SH_RQ_REGULAR : SH_RQ_ZERO);
     DEVX_SET(sh_qpc, c, srqn_rmpn_xrqn, srqn);
     DEVX_SET(sh_qpc, c, cqn_snd, cqn_of(e.cq));
@@ -216,6 +217,7 @@ struct Cqe {
   uint8_t opcode = 0xff;  // MLX5_CQE_*
   uint8_t wqe_opcode = 0, syndrome = 0;
   uint32_t qpn = 0, byte_cnt = 0;
+  uint32_t srqn_uidx = 0;  // host order: the user index (CQE version 1) or SRQ number
 };
 
 struct RawCq {
@@ -239,6 +241,7 @@ struct RawCq {
         r.qpn = be32toh(c->sop_drop_qpn) & 0xffffff;
         r.wqe_opcode = uint8_t(be32toh(c->sop_drop_qpn) >> 24);
         r.byte_cnt = be32toh(c->byte_cnt);
+        r.srqn_uidx = be32toh(c->srqn_uidx) & 0xffffff;
         if (r.opcode == MLX5_CQE_REQ_ERR || r.opcode == MLX5_CQE_RESP_ERR)
           r.syndrome = reinterpret_cast<mlx5_err_cqe*>(c)->syndrome;
         ++ci;
@@ -678,6 +681,41 @@ TEST(DevxMkey, BadCreateMkeyGivesThePrmStatus) {
   EXPECT_EQ(DEVX_GET(sh_create_mkey_out, qout, status), SH_STAT_BAD_OP);
   EXPECT_EQ(mlx5dv_devx_obj_destroy(mk), 0);
   ibv_dereg_mr(m);
+}
+
+// With CQE version 1 a requester CQE carries the QP's user_index (QPC), good and bad: UCX's DC
+// transport finds the DCI of a completion by it.
+TEST(DevxQp, RequesterCqesCarryTheUserIndex) {
+  Env e;
+  ASSERT_NE(e.uar, nullptr);
+  DevxQp a(e, SH_QPC_ST_RC, 0, true, 0x30000), b(e, SH_QPC_ST_RC, 0, true, 0x50000);
+  ASSERT_TRUE(a.obj && b.obj);
+  ASSERT_EQ(a.to_init(true), 0);
+  ASSERT_EQ(b.to_init(true), 0);
+  ASSERT_EQ(a.to_rtr_rc(b.qpn, e.lid), 0);
+  ASSERT_EQ(b.to_rtr_rc(a.qpn, e.lid), 0);
+  ASSERT_EQ(a.to_rts(), 0);
+  ASSERT_EQ(b.to_rts(), 0);
+  alignas(64) static uint64_t src[2], dst[2];
+  const int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  ibv_mr* ms = ibv_reg_mr(e.pd, src, sizeof src, acc);
+  ibv_mr* md = ibv_reg_mr(e.pd, dst, sizeof dst, acc);
+  RawCq cq(e.cq);
+  auto d = dseg(src, 16, ms->lkey);
+  auto r = raddr(dst, md->rkey);
+  b.post(MLX5_OPCODE_RDMA_WRITE, {{&r, 16}, {&d, 16}});
+  Cqe wc = cq.poll();
+  EXPECT_EQ(wc.opcode, MLX5_CQE_REQ);
+  EXPECT_EQ(wc.qpn, b.qpn);
+  EXPECT_EQ(wc.srqn_uidx, 0x50000u);
+  auto bad = raddr(dst, md->rkey ^ 0x100);  // no such key: a remote access error
+  a.post(MLX5_OPCODE_RDMA_WRITE, {{&bad, 16}, {&d, 16}});
+  wc = cq.poll();
+  EXPECT_EQ(wc.opcode, MLX5_CQE_REQ_ERR);
+  EXPECT_EQ(wc.qpn, a.qpn);
+  EXPECT_EQ(wc.srqn_uidx, 0x30000u);
+  ibv_dereg_mr(ms);
+  ibv_dereg_mr(md);
 }
 
 // Bad commands: the PRM status and EREMOTEIO, or EINVAL for what the kernel rejects itself.
