@@ -885,7 +885,17 @@ bool Hca::try_direct(Qp* qp, Pending& p, uint32_t node, uint32_t gen, uint32_t d
   fab_.lock_direct(node);
   const QpnEntry& e = fab_.qpn_entry(dst_qpn);
   const MrSlot& mr = fab_.mr_slot(node, rkey);
-  bool ok = e.used.load(std::memory_order_acquire) && e.node == node && e.gen == gen &&
+  // An indirect mkey published as an alias of one MR (mr.pad: that MR's key, see mkey.h): the
+  // access lands in that MR at the same offset from its start, while the MR is still published.
+  uint64_t target = raddr;
+  bool alias_ok = true;
+  if (size != 0 && mr.key == rkey && mr.pad) {
+    const MrSlot& t = fab_.mr_slot(node, mr.pad);
+    alias_ok = t.key == mr.pad && t.pad == 0 && t.len == mr.len && t.pdn == mr.pdn &&
+               (t.access & need);
+    target = t.addr + (raddr - mr.addr);
+  }
+  bool ok = alias_ok && e.used.load(std::memory_order_acquire) && e.node == node && e.gen == gen &&
             e.accepting && e.port_lid == dlid && (e.access & need) &&
             (e.type == 0xdc ? e.dc_key == dc_key : e.peer_qpn == qp->qpx.qp_base.qp_num) &&
             (size == 0 || (mr.key == rkey && mr.pdn == e.pdn && (mr.access & need) &&
@@ -894,18 +904,18 @@ bool Hca::try_direct(Qp* qp, Pending& p, uint32_t node, uint32_t gen, uint32_t d
             fab_.node_alive(node, gen);
   if (ok) {
     if (op == MLX5_OPCODE_RDMA_WRITE) {
-      ok = fab_.direct_write(node, raddr, payload.data(), size);
+      ok = fab_.direct_write(node, target, payload.data(), size);
     } else if (op == MLX5_OPCODE_RDMA_READ) {
       std::vector<uint8_t> data(size);
-      ok = fab_.direct_read(node, raddr, data.data(), size);
+      ok = fab_.direct_read(node, target, data.data(), size);
       if (ok) deliver(p, data.data(), size);
     } else {
       uint64_t orig = 0;
-      ok = fab_.direct_read(node, raddr, &orig, size);
+      ok = fab_.direct_read(node, target, &orig, size);
       if (ok) {
         uint64_t result = atomic_apply(op, size, orig, atomic);
         if (config().atomic_window_us) usleep(config().atomic_window_us);
-        ok = fab_.direct_write(node, raddr, &result, size);
+        ok = fab_.direct_write(node, target, &result, size);
         if (ok) deliver(p, reinterpret_cast<const uint8_t*>(&orig), size);
       }
     }

@@ -99,8 +99,48 @@ bool mr_covers(const Mr* mr, const ibv_pd* pd, uint64_t addr, uint64_t len, int 
 
 }  // namespace
 
-void add_indirect_mkey(const IndirectMkey& m) { indirect_mkeys()[m.key] = m; }
-bool remove_indirect_mkey(uint32_t key) { return indirect_mkeys().erase(key) != 0; }
+void add_indirect_mkey(const IndirectMkey& m) {
+  indirect_mkeys()[m.key] = m;
+  // A KSM mkey whose entries map one MR contiguously (UCX's atomic key: the MR at an offset) and
+  // whose window holds the whole MR is published for direct execution as an alias: the slot's
+  // range is the MR's seen through the mkey, `pad` the MR's key (fabric.h, Hca::try_direct).
+  if (m.entries.empty()) return;
+  const uint32_t k = m.entries[0].first;
+  const uint64_t a0 = m.entries[0].second;
+  for (size_t i = 0; i < m.entries.size(); ++i)
+    if (m.entries[i].first != k || m.entries[i].second != a0 + (uint64_t(i) << m.log_entity_size))
+      return;
+  Hca& h = Hca::get();
+  Mr* mr = h.find_mr(k);
+  if (!mr || mr->mr.pd != m.pd) return;
+  const uint64_t base = uint64_t(uintptr_t(mr->mr.addr));
+  const uint64_t covered = uint64_t(m.entries.size()) << m.log_entity_size;
+  if (base < a0 || base + mr->mr.length > a0 + covered) return;
+  const uint64_t va = m.start + (base - a0);  // where the MR starts in the mkey's window
+  if (va + mr->mr.length > m.start + m.len || va + mr->mr.length < va) return;
+  Fabric& f = h.fab();
+  f.lock_direct(f.node());
+  MrSlot& s = f.mr_slot(f.node(), m.key);
+  if (s.key == 0) {  // a taken slot: this mkey uses messages only
+    s.key = m.key;
+    s.access = uint32_t(m.access);
+    s.pdn = reinterpret_cast<Pd*>(m.pd)->pdn;
+    s.pad = k;
+    s.addr = va;
+    s.len = mr->mr.length;
+  }
+  f.unlock_direct(f.node());
+}
+
+bool remove_indirect_mkey(uint32_t key) {
+  Hca& h = Hca::get();
+  Fabric& f = h.fab();
+  f.lock_direct(f.node());  // waits for direct accesses in progress
+  MrSlot& s = f.mr_slot(f.node(), key);
+  if (s.key == key) s = MrSlot{};
+  f.unlock_direct(f.node());
+  return indirect_mkeys().erase(key) != 0;
+}
 bool indirect_mkey_exists(uint32_t key) { return indirect_mkeys().count(key) != 0; }
 
 bool resolve_remote(Hca& h, uint32_t key, const ibv_pd* pd, uint64_t addr, uint32_t len, int need,
