@@ -614,7 +614,40 @@ TEST(DevxMkey, KsmOutOfRangeIsRemoteAccessError) {
   ASSERT_EQ(mlx5dv_devx_obj_destroy(mk), 0);
   expect_access_error(key, start + 64, MLX5_OPCODE_RDMA_WRITE, "destroyed mkey");
   EXPECT_EQ(mlx5dv_devx_obj_destroy(mn), 0);
+  // An mkey over an MR that is deregistered afterwards (as on ConnectX, nothing stops that): its
+  // accesses fail from then on.
+  ibv_mr* gone = ibv_reg_mr(e.pd, mem + 4096, 4096, acc);
+  uint32_t k2 = 0;
+  mlx5dv_devx_obj* m2 = create_ksm(e, start, 4096, 12, {{gone->lkey, base + 4096}}, &k2);
+  ASSERT_NE(m2, nullptr);
+  {
+    RcPair p(e);
+    ASSERT_TRUE(p.ok);
+    mlx5_wqe_raddr_seg r{};
+    r.raddr = htobe64(start + 8);
+    r.rkey = htobe32(k2);
+    auto d = dseg(src, 16, ms->lkey);
+    p.a.post(MLX5_OPCODE_RDMA_WRITE, {{&r, 16}, {&d, 16}});
+    EXPECT_EQ(cq.poll().opcode, MLX5_CQE_REQ);
+    EXPECT_EQ(memcmp(mem + 4096 + 8, src, 16), 0);
+  }
+  ibv_dereg_mr(gone);
+  memset(mem + 4096, 0, 4096);
+  expect_access_error(k2, start + 8, MLX5_OPCODE_RDMA_WRITE, "entry MR deregistered");
+  for (int i = 4096; i < 8192; ++i) ASSERT_EQ(mem[i], 0) << i;
+  EXPECT_EQ(mlx5dv_devx_obj_destroy(m2), 0);
   for (ibv_mr* x : {m, ms, mf}) ibv_dereg_mr(x);
+}
+
+// The KSM tests above with every request executed by the responder's model (SOFTHCA_DIRECT=0):
+// above, a KSM mkey aliasing one MR is also executed directly by the requester.
+TEST(DevxMkey, KsmThroughTheMessagePath) {
+  Child c("mkey-tests", {"SOFTHCA_DIRECT=0"});
+  std::string out;
+  char line[512];
+  while (c.out && fgets(line, sizeof line, c.out)) out += line;
+  EXPECT_EQ(c.wait(), 0) << out;
+  EXPECT_NE(out.find("[  PASSED  ] 2 tests"), std::string::npos) << out;
 }
 
 // CREATE_MKEY commands the model refuses: the PRM status and a syndrome, EREMOTEIO; a command
@@ -1050,5 +1083,13 @@ TEST(DevxQp, VerbsQpThroughDevxModifyAndQuery) {
 
 int main(int argc, char** argv) {
   setenv("SOFTHCA_LOG_MAX_MSG", "30", 0);  // what ConnectX reports (the default is 20, see README)
-  return softhca_test_main(argc, argv, "devx-test", [](const char*) { return 64; });
+  return softhca_test_main(argc, argv, "devx-test", [&](const char* mode) {
+    if (strcmp(mode, "mkey-tests")) return 64;
+    // DevxMkey.KsmThroughTheMessagePath: the KSM tests again, in a child with SOFTHCA_DIRECT=0.
+    char filter[] = "--gtest_filter=DevxMkey.Ksm*:-DevxMkey.KsmThroughTheMessagePath";
+    char* args[] = {argv[0], filter, nullptr};
+    int n = 2;
+    ::testing::InitGoogleTest(&n, args);
+    return RUN_ALL_TESTS();
+  });
 }
