@@ -316,7 +316,7 @@ TEST(DevxLayout, PrmOffsets) {
 TEST(DevxCaps, GeneralCapabilities) {
   Env e;
   ASSERT_NE(e.ctx, nullptr);
-  EXPECT_EQ(hca_cap(e.ctx, 0, 0x1c3, 5), 30u);  // log_max_msg (SOFTHCA_LOG_MAX_MSG=30, set in main)
+  EXPECT_EQ(hca_cap(e.ctx, 0, 0x1c3, 5), 30u);  // log_max_msg: 30 by default, as ConnectX
   EXPECT_EQ(hca_cap(e.ctx, 0, 0x12a, 6), 4u);   // log_max_ra_req_dc
   EXPECT_EQ(hca_cap(e.ctx, 0, 0x14a, 6), 4u);   // log_max_ra_req_qp
   EXPECT_EQ(hca_cap(e.ctx, 0, 0x208, 1), 1u);   // umr_modify_atomic_disabled
@@ -1082,7 +1082,6 @@ TEST(DevxQp, VerbsQpThroughDevxModifyAndQuery) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  setenv("SOFTHCA_LOG_MAX_MSG", "30", 0);  // what ConnectX reports (the default is 20, see README)
   return softhca_test_main(argc, argv, "devx-test", [&](const char* mode) {
     if (strcmp(mode, "mkey-tests")) return 64;
     // DevxMkey.KsmThroughTheMessagePath: the KSM tests again, in a child with SOFTHCA_DIRECT=0.
