@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <map>
+#include <tuple>
 #include <cstdlib>
 #include <cstring>
 #include <future>
@@ -63,7 +65,7 @@ Config load_config() {
 // Wire formats between model threads (this machine only; host byte order).
 struct ReqMsg {
   uint32_t src_node, src_gen, src_qpn, dst_qpn, psn;
-  uint8_t opcode, opmod, se, pad0;
+  uint8_t opcode, opmod, se, more;  // more: a send's piece with more to follow (see execute_wqe)
   uint32_t imm;  // as in the WQE (big-endian)
   uint64_t raddr;
   uint32_t rkey, length;
@@ -726,8 +728,6 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
     }
   }
   if (total > max_msg_bytes()) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
-  // Sends travel as one fabric record: at most kMaxMsgPayload (see the chunks below).
-  if (!has_raddr && total > kMaxMsgPayload) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
   if (is_atomic && total != atomic_size) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
   Fabric& f = fab_;
   uint8_t port = qp->attr.port_num ? qp->attr.port_num : 1;
@@ -823,23 +823,34 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
     qp->out.push_back(std::move(p));
     return;
   }
-  // An RDMA write or read longer than one fabric record travels as requests of kMaxMsgPayload
-  // bytes at consecutive addresses, each taking a PSN (as IB packetizes a message); the WQE
-  // completes with the last one, which carries the write's immediate and the total length.
+  // A message longer than one fabric record travels as requests of kMaxMsgPayload bytes, each
+  // taking a PSN (as IB packetizes a message); the WQE completes with the last one, which carries
+  // the immediate and the total length. RDMA write/read pieces go to consecutive addresses; a
+  // send's pieces carry their offset in `raddr` and `more`, and the responder gathers them until
+  // the last one takes the receive.
+  const bool is_send = opcode == MLX5_OPCODE_SEND || opcode == MLX5_OPCODE_SEND_IMM;
   const uint64_t whole = opcode == MLX5_OPCODE_RDMA_READ ? total : payload.size();
   for (uint64_t off = 0; whole > kMaxMsgPayload && off + kMaxMsgPayload < whole;
        off += kMaxMsgPayload) {
     ReqMsg c = m;
-    c.opcode = opcode == MLX5_OPCODE_RDMA_READ ? MLX5_OPCODE_RDMA_READ : MLX5_OPCODE_RDMA_WRITE;
+    c.opcode = opcode == MLX5_OPCODE_RDMA_READ ? MLX5_OPCODE_RDMA_READ
+               : is_send                       ? MLX5_OPCODE_SEND
+                                               : MLX5_OPCODE_RDMA_WRITE;
     c.se = 0;
-    c.raddr = raddr + off;
+    c.more = is_send;
+    c.total = uint32_t(whole);
+    c.raddr = is_send ? off : raddr + off;
     c.length = kMaxMsgPayload;
     c.psn = qp->next_psn;
     qp->next_psn = (qp->next_psn + 1) & 0xffffff;
     p.chunks++;
     const uint8_t* part = opcode == MLX5_OPCODE_RDMA_READ ? nullptr : payload.data() + off;
-    if (routable) post_msg(e.node, e.gen, kReq, &c, sizeof c, part, part ? kMaxMsgPayload : 0);
-    m.raddr = raddr + off + kMaxMsgPayload;
+    std::vector<uint8_t> rec(sizeof c + (part ? kMaxMsgPayload : 0));
+    memcpy(rec.data(), &c, sizeof c);
+    if (part) memcpy(rec.data() + sizeof c, part, kMaxMsgPayload);
+    if (routable) post_msg(e.node, e.gen, kReq, rec.data(), rec.size(), nullptr, 0);
+    p.pieces.push_back(std::move(rec));  // an RNR NAK before them replays them
+    m.raddr = is_send ? off + kMaxMsgPayload : raddr + off + kMaxMsgPayload;
   }
   if (p.chunks > 1) {
     const uint64_t off = uint64_t(p.chunks - 1) * kMaxMsgPayload;
@@ -993,6 +1004,19 @@ uint8_t scatter(Hca& h, Qp* qp, const RecvWqe& w, const uint8_t* data, uint32_t 
   return done == len && skip == 0 ? 0 : MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 }
 
+// Sends in pieces (see execute_wqe): what arrived of each sender's current message, per
+// responder QP (the model thread's, under the tables lock like the rest of on_req).
+std::map<std::tuple<const Qp*, uint32_t, uint32_t>, std::vector<uint8_t>> g_partial_sends;
+std::mutex g_partial_mu;
+std::vector<uint8_t>& partial_send(const Qp* qp, uint32_t node, uint32_t qpn) {
+  std::lock_guard<std::mutex> g(g_partial_mu);
+  return g_partial_sends[{qp, node, qpn}];
+}
+void drop_partial_send(const Qp* qp, uint32_t node, uint32_t qpn) {
+  std::lock_guard<std::mutex> g(g_partial_mu);
+  g_partial_sends.erase({qp, node, qpn});
+}
+
 // Scatter-to-CQE: the receive's buffers are not touched, only their room is checked.
 uint8_t fits(const RecvWqe& w, uint32_t len) {
   uint64_t room = 0;
@@ -1068,20 +1092,42 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
   switch (m.opcode) {
     case MLX5_OPCODE_SEND:
     case MLX5_OPCODE_SEND_IMM: {
+      // A send in pieces (m.total): the pieces before the last are gathered here, in order.
+      uint32_t len = m.length;
+      if (m.total) {
+        std::vector<uint8_t>& part = partial_send(qp, m.src_node, m.src_qpn);
+        if (m.raddr == 0) part.clear();
+        if (m.raddr != part.size() || m.raddr + m.length > m.total) {  // a piece went missing
+          part.clear();
+          return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+        }
+        if (m.more) {
+          part.insert(part.end(), data, data + m.length);
+          return reply(kSynOk, nullptr, 0);
+        }
+        if (part.size() + m.length != m.total) return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+        part.insert(part.end(), data, data + m.length);  // an RNR NAK replays this last piece
+        data = part.data();
+        len = m.total;
+      }
       RecvWqe w;
-      if (!take_recv(qp, &w)) return rnr();
+      if (!take_recv(qp, &w)) {
+        if (m.total) partial_send(qp, m.src_node, m.src_qpn).resize(m.total - m.length);
+        return rnr();
+      }
       // the driver copies it out
-      const bool in_cqe = qp->scatter_resp && m.length <= cqe_scatter_max(qp->rcq);
-      uint8_t syn = in_cqe ? fits(w, m.length) : scatter(*this, qp, w, data, m.length, 0);
+      const bool in_cqe = qp->scatter_resp && len <= cqe_scatter_max(qp->rcq);
+      uint8_t syn = in_cqe ? fits(w, len) : scatter(*this, qp, w, data, len, 0);
       uint32_t srqn = qp->srq ? qp->srq->srqn : 0;
+      if (m.total) drop_partial_send(qp, m.src_node, m.src_qpn);  // `data` is not used below
       if (syn) {
         cq_push(qp->rcq, err_cqe(qp->qpx.qp_base.qp_num, w.idx, 0, syn, false, srqn), true);
         reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
         return;
       }
       uint8_t op = m.opcode == MLX5_OPCODE_SEND ? MLX5_CQE_RESP_SEND : MLX5_CQE_RESP_SEND_IMM;
-      mlx5_cqe64 c = resp_cqe(qp, op, w.idx, m.length, m.imm, m.src_qpn, m.slid, false, m.se);
-      cq_push(qp->rcq, c, m.se, in_cqe ? data : nullptr, m.length);
+      mlx5_cqe64 c = resp_cqe(qp, op, w.idx, len, m.imm, m.src_qpn, m.slid, false, m.se);
+      cq_push(qp->rcq, c, m.se, in_cqe ? data : nullptr, len);
       return reply(kSynOk, nullptr, 0);
     }
     case MLX5_OPCODE_RDMA_WRITE:
@@ -1318,6 +1364,8 @@ void Hca::timers() {
       for (Pending& p : qp->out)  // replay from the NAKed request on, in order
         if (p.syndrome < 0 && p.dst_node < kMaxNodes) {
           p.sent_ns = now;
+          for (const auto& x : p.pieces)  // a long message's earlier pieces (duplicates: dropped)
+            post_msg(p.dst_node, p.dst_gen, kReq, x.data(), x.size(), nullptr, 0);
           post_msg(p.dst_node, p.dst_gen, kReq, p.msg.data(), p.msg.size(), nullptr, 0);
           p.inbox_pos = fab_.shm()->rings[p.dst_node].tail.load();
         }

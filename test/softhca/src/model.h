@@ -112,6 +112,7 @@ struct Pending {
   std::vector<ibv_sge> local;  // where read data / atomic results land
   uint32_t result_size = 0;
   std::vector<uint8_t> msg;  // the request, kept for RNR replay
+  std::vector<std::vector<uint8_t>> pieces;  // a long message's requests before `msg` (chunks > 1)
   uint32_t dst_node = 0, dst_gen = 0;
   uint64_t sent_ns = 0;
   uint64_t inbox_pos = 0;    // the responder's inbox tail after the request was queued

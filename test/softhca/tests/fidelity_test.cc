@@ -726,8 +726,8 @@ TEST(Registration, UnmappedAndReadOnlyRangesAreRefused) {
 }
 
 // Messages beyond 1 MiB (log_max_msg 30, max_msg_sz 1 GiB): a loopback RC pair RDMA-writes
-// 4 MiB + 100 bytes, reads them back, and writes 3 MiB with immediate (the receive's byte count is
-// the whole message). Returns 0, or the number of the check that failed. With
+// 4 MiB + 100 bytes, reads them back, writes 3 MiB with immediate (the receive's byte count is
+// the whole message) and sends 3 MiB + 5 with immediate, once into a receive posted late (RNR). Returns 0, or the number of the check that failed. With
 // SOFTHCA_LOG_MAX_MSG=20 (`limit_1mib`): max_msg_sz is 1 MiB and the 4 MiB write fails with
 // LOC_LEN_ERR instead. Run in this process (requesters execute directly into the peer's memory)
 // and in a child with SOFTHCA_DIRECT=0 (the requests travel to the responder's model in pieces).
@@ -809,6 +809,45 @@ int run_big_messages(bool limit_1mib) {
         }
       }
       if (!rc && (!got_req || !got_resp || memcmp(src, dst, 3u << 20))) rc = 17;
+    }
+    // A send of 3 MiB + 5 with immediate into a 4 MiB receive, first posted before the receive
+    // (RNR: the receiver takes it once the receive is there), then after it.
+    for (int round = 0; round < 2 && !rc; ++round) {
+      const uint32_t len = (3u << 20) + 5;
+      for (uint32_t i = 0; i < len; ++i) src[i] = uint8_t(i * 13 + round);
+      memset(dst, 0, room);
+      ibv_sge ss{uint64_t(uintptr_t(src)), len, ms->lkey};
+      ibv_send_wr wr{}, *bad;
+      wr.sg_list = &ss;
+      wr.num_sge = 1;
+      wr.opcode = IBV_WR_SEND_WITH_IMM;
+      wr.send_flags = IBV_SEND_SIGNALED;
+      wr.imm_data = htonl(9);
+      ibv_sge rs{uint64_t(uintptr_t(dst)), 4u << 20, md->lkey};
+      ibv_recv_wr rw{}, *rbad;
+      rw.wr_id = 100 + uint64_t(round);
+      rw.sg_list = &rs;
+      rw.num_sge = 1;
+      if (round == 0) {
+        if (ibv_post_send(a, &wr, &bad)) return 18;
+        usleep(20000);
+        if (ibv_post_recv(b, &rw, &rbad)) return 19;
+      } else {
+        if (ibv_post_recv(b, &rw, &rbad)) return 19;
+        if (ibv_post_send(a, &wr, &bad)) return 18;
+      }
+      bool got_req = false, got_resp = false;
+      for (int i = 0; i < 2; ++i) {
+        ibv_wc wc = wait_wc(cq);
+        if (wc.status != IBV_WC_SUCCESS) rc = 20;
+        if (wc.opcode == IBV_WC_RECV) {
+          got_resp = true;
+          if (wc.byte_len != len || ntohl(wc.imm_data) != 9 || wc.wr_id != 100 + uint64_t(round)) rc = 21;
+        } else {
+          got_req = true;
+        }
+      }
+      if (!rc && (!got_req || !got_resp || memcmp(src, dst, len) || dst[len])) rc = 22;
     }
   }
   ibv_dereg_mr(ms);
