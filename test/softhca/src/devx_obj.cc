@@ -18,6 +18,11 @@
 //  * CREATE_DCT (DCTC: PD, CQ, SRQ, DC key, port, MTU, RNR timer, access bits): active at once.
 //    DRAIN_DCT: drained at once (the model keeps no DC connection state); requests to a drained
 //    DCT find no responder. QUERY_DCT, DESTROY_DCT.
+//  * CREATE_MKEY in KSM mode (what UCX makes its atomic keys with): PD, access bits, start_addr,
+//    len, log_entity_size, translations_octword_size entries of (mkey, address) naming MRs of
+//    this process. The key is mkey_index << 8 | mkey_7_0. Responders translate accesses through it
+//    (registration.cc, resolve_remote). Other access modes (PA, MTT, KLM), UMR-owned (free) and
+//    64-bit-length mkeys are not modelled: BAD_OP. DESTROY_MKEY through the object's destroy.
 //  * Event subscription: LAST_WQE_REACHED (0x13) on a QP attached to an SRQ when it enters ERR.
 // Failures give the PRM status and a syndrome in the output and EREMOTEIO, as the kernel returns
 // a firmware error to DevX; malformed calls (short buffers, object of another kind) EINVAL.
@@ -33,6 +38,7 @@
 
 #include "doorbell.h"
 #include "hca.h"
+#include "mkey.h"
 #include "prm.h"
 
 using namespace softhca;
@@ -58,14 +64,14 @@ struct Sub {
   std::vector<uint16_t> events;
 };
 
-enum class ObjType { kQp, kDct, kRmp };
+enum class ObjType { kQp, kDct, kRmp, kMkey };
 
 struct Obj {
   ObjType type = ObjType::kQp;
   ibv_context* ctx = nullptr;
   Qp* qp = nullptr;
   Srq* srq = nullptr;  // kRmp
-  uint32_t num = 0;
+  uint32_t num = 0;  // QPN, DCT/RMP number, or the mkey (index << 8 | mkey_7_0)
   uint8_t ctxbuf[DEVX_ST_SZ_BYTES(sh_rmpc)] = {};  // the QPC / DCTC / RMPC it was created with
   uint32_t wq_umem = 0, dbr_umem = 0;
   bool drained = false;
@@ -107,6 +113,10 @@ enum : uint32_t {
   kSynBadField = 0x5d000b,
   kSynBadOp = 0x5d000c,
   kSynNoQpn = 0x5d000d,
+  kSynMkeyMode = 0x5d000e,    // access mode (or UMR/length64 use) not modelled
+  kSynMkeyEntries = 0x5d000f, // no translation entries, or more than the command holds
+  kSynMkeyEntity = 0x5d0010,  // log_entity_size below 12 (the model's smallest KSM entity)
+  kSynMkeyRange = 0x5d0011,   // start_addr + len wraps, or len 0
 };
 
 uint8_t ilog2(uint32_t v) {
@@ -234,6 +244,7 @@ Obj* create_qp(ibv_context* c, const void* in, size_t inlen, void* out, size_t o
     *err = fail(out, outlen, 0xf /* no resources */, kSynNoQpn);
     return nullptr;
   }
+  qp->user_index = DEVX_GET(sh_qpc, qpc, user_index);
   watch_uar_page(q.uar);
   auto* o = new Obj;
   o->type = ObjType::kQp;
@@ -392,6 +403,60 @@ Obj* create_rmp(ibv_context* c, const void* in, size_t inlen, void* out, size_t 
   o->dbr_umem = dbr_id;
   memset(out, 0, outlen);
   DEVX_SET(sh_rmp_out, out, rmpn, o->num);
+  return o;
+}
+
+// CREATE_MKEY, KSM mode: the indirect mkey's translation as the command gives it. Entries are not
+// checked here (as on ConnectX, an entry's key and range are checked when an access uses it).
+Obj* create_mkey(ibv_context* c, const void* in, size_t inlen, void* out, size_t outlen, int* err) {
+  if (inlen < DEVX_ST_SZ_BYTES(sh_create_mkey_in)) {  // the kernel's own check
+    *err = EINVAL;
+    return nullptr;
+  }
+  auto bad = [&](uint8_t st, uint32_t syn) {
+    *err = fail(out, outlen, st, syn);
+    return nullptr;
+  };
+  const void* mkc = DEVX_ADDR_OF(sh_create_mkey_in, in, memory_key_mkey_entry);
+  uint32_t mode = DEVX_GET(sh_mkc, mkc, access_mode_4_2) << 2 | DEVX_GET(sh_mkc, mkc, access_mode_1_0);
+  if (mode != SH_MKC_ACCESS_MODE_KSM || DEVX_GET(sh_mkc, mkc, free) ||
+      DEVX_GET(sh_mkc, mkc, umr_en) || DEVX_GET(sh_mkc, mkc, length64))
+    return bad(SH_STAT_BAD_OP, kSynMkeyMode);
+  IndirectMkey k;
+  k.start = DEVX_GET64(sh_mkc, mkc, start_addr);
+  k.len = DEVX_GET64(sh_mkc, mkc, len);
+  if (k.len == 0 || k.start + k.len < k.start) return bad(SH_STAT_BAD_PARAM, kSynMkeyRange);
+  k.log_entity_size = DEVX_GET(sh_mkc, mkc, log_entity_size);
+  if (k.log_entity_size < 12) return bad(SH_STAT_BAD_PARAM, kSynMkeyEntity);
+  uint32_t n = DEVX_GET(sh_mkc, mkc, translations_octword_size);
+  uint32_t actual = DEVX_GET(sh_create_mkey_in, in, translations_octword_actual_size);
+  const size_t fixed = DEVX_ST_SZ_BYTES(sh_create_mkey_in), entry = DEVX_ST_SZ_BYTES(sh_klm);
+  if (n == 0 || actual == 0 || actual > n) return bad(SH_STAT_BAD_PARAM, kSynMkeyEntries);
+  if (inlen < fixed + size_t(actual) * entry) return bad(SH_STAT_BAD_INP_LEN, kSynMkeyEntries);
+  const auto* list = static_cast<const uint8_t*>(in) + fixed;
+  for (uint32_t i = 0; i < actual; ++i)
+    k.entries.emplace_back(DEVX_GET(sh_klm, list + i * entry, mkey),
+                           DEVX_GET64(sh_klm, list + i * entry, address));
+  k.access = (DEVX_GET(sh_mkc, mkc, lw) ? IBV_ACCESS_LOCAL_WRITE : 0) |
+             (DEVX_GET(sh_mkc, mkc, rr) ? IBV_ACCESS_REMOTE_READ : 0) |
+             (DEVX_GET(sh_mkc, mkc, rw) ? IBV_ACCESS_REMOTE_WRITE : 0) |
+             (DEVX_GET(sh_mkc, mkc, a) ? IBV_ACCESS_REMOTE_ATOMIC : 0);
+  Hca& h = Hca::get();
+  {
+    std::unique_lock<std::shared_mutex> g(h.tables);
+    auto pd = h.pds.find(DEVX_GET(sh_mkc, mkc, pd));
+    if (pd == h.pds.end() || pd->second->pd.context != c) return bad(SH_STAT_BAD_PARAM, kSynBadPd);
+    k.pd = &pd->second->pd;
+    // An mkey index of its own (never an MR's), with the variant byte the command chose.
+    k.key = (next_mr_key() & ~0xffu) | DEVX_GET(sh_mkc, mkc, mkey_7_0);
+    add_indirect_mkey(k);
+  }
+  auto* o = new Obj;
+  o->type = ObjType::kMkey;
+  o->ctx = c;
+  o->num = k.key;
+  memset(out, 0, outlen);
+  DEVX_SET(sh_create_mkey_out, out, mkey_index, k.key >> 8);
   return o;
 }
 
@@ -638,12 +703,20 @@ void* softhca_devx_obj_create(ibv_context* c, const void* in, size_t inlen, void
   if (opcode == SH_CMD_CREATE_QP) return create_qp(c, in, inlen, out, outlen, err);
   if (opcode == SH_CMD_CREATE_DCT) return create_dct(c, in, inlen, out, outlen, err);
   if (opcode == SH_CMD_CREATE_RMP) return create_rmp(c, in, inlen, out, outlen, err);
+  if (opcode == SH_CMD_CREATE_MKEY) return create_mkey(c, in, inlen, out, outlen, err);
   *err = fail(out, outlen, SH_STAT_BAD_OP, kSynBadOp);  // other objects are not modelled
   return nullptr;
 }
 
 int softhca_devx_obj_destroy(void* handle) {
   auto* o = static_cast<Obj*>(handle);
+  if (o->type == ObjType::kMkey) {  // DESTROY_MKEY; requests already executing hold the tables
+    Hca& h = Hca::get();
+    std::unique_lock<std::shared_mutex> g(h.tables);
+    remove_indirect_mkey(o->num);
+    delete o;
+    return 0;
+  }
   if (o->type == ObjType::kRmp) {
     if (int e = softhca_v11_ibv_destroy_srq(&o->srq->srq)) return e;  // EBUSY while QPs use it
     std::lock_guard<std::mutex> m(g_mu);
@@ -670,6 +743,11 @@ int softhca_devx_obj_destroy(void* handle) {
 int softhca_devx_obj_cmd(void* handle, const void* in, size_t inlen, void* out, size_t outlen,
                          int query) {
   auto* o = static_cast<Obj*>(handle);
+  if (o->type == ObjType::kMkey) {  // QUERY_MKEY and UMR-style modifications: not modelled
+    if (inlen < 16 || outlen < 16) return EINVAL;
+    memset(out, 0, outlen);
+    return fail(out, outlen, SH_STAT_BAD_OP, kSynBadOp);
+  }
   if (o->type == ObjType::kDct) return dct_command(o, in, inlen, out, outlen, query);
   if (o->type == ObjType::kRmp) {
     if (inlen < 16 || outlen < 16) return EINVAL;
@@ -706,7 +784,7 @@ int softhca_devx_qp_cmd(ibv_qp* qp, const void* in, size_t inlen, void* out, siz
 int softhca_devx_subscribe(void* handle, int wfd, int omit, uint64_t cookie, const uint16_t* ev,
                            size_t n) {
   auto* o = static_cast<Obj*>(handle);
-  if (!o) return EINVAL;  // unaffiliated events: none are modelled
+  if (!o || o->type == ObjType::kMkey) return EINVAL;  // unaffiliated events: none are modelled
   for (size_t i = 0; i < n; ++i)
     if (ev[i] != SH_EVENT_LAST_WQE_REACHED) return EINVAL;
   std::lock_guard<std::mutex> m(g_mu);

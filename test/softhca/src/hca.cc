@@ -3,6 +3,7 @@
 #include "chaos.h"
 #include "doorbell.h"
 #include "exec_knobs.h"
+#include "mkey.h"
 #include "wakeup.h"
 
 #include <signal.h>
@@ -12,6 +13,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <map>
+#include <tuple>
 #include <cstdlib>
 #include <cstring>
 #include <future>
@@ -38,7 +41,7 @@ Config load_config() {
   c.num_ports = int(env_knob("SOFTHCA_NUM_PORTS", 1, 1, 2));
   c.atomic_window_us = uint32_t(env_knob("SOFTHCA_ATOMIC_WINDOW_US", 0, 0, 1000000));
   c.masked_atomics = env_knob("SOFTHCA_MASKED_ATOMICS", 1, 0, 1) != 0;
-  c.log_max_msg = uint32_t(env_knob("SOFTHCA_LOG_MAX_MSG", 20, 20, 30));
+  c.log_max_msg = uint32_t(env_knob("SOFTHCA_LOG_MAX_MSG", 30, 20, 30));
   c.compact_av = env_knob("SOFTHCA_COMPACT_AV", 1, 0, 1) != 0;
   const char* e = getenv("SOFTHCA_ATOMIC_ENDIAN");
   if (e && *e) {
@@ -63,13 +66,13 @@ Config load_config() {
 // Wire formats between model threads (this machine only; host byte order).
 struct ReqMsg {
   uint32_t src_node, src_gen, src_qpn, dst_qpn, psn;
-  uint8_t opcode, opmod, se, pad0;
+  uint8_t opcode, opmod, se, more;  // more: a send's piece with more to follow (see execute_wqe)
   uint32_t imm;  // as in the WQE (big-endian)
   uint64_t raddr;
   uint32_t rkey, length;
   uint64_t dc_key;
   uint16_t slid, dlid;
-  uint32_t pad1;
+  uint32_t total;  // the whole message's length when it travels in chunks (0: `length`)
   uint8_t atomic[32];  // the WQE's atomic segment(s), big-endian
 };
 
@@ -114,6 +117,11 @@ bool in_range(const Mr* mr, uint64_t addr, uint64_t len) {
   uint64_t base = uint64_t(reinterpret_cast<uintptr_t>(mr->mr.addr));
   return addr >= base && addr + len <= base + mr->mr.length && addr + len >= addr;
 }
+
+// Largest message: what QUERY_HCA_CAP's log_max_msg and ibv_query_port's max_msg_sz report.
+uint64_t max_msg_bytes() { return uint64_t(1) << config().log_max_msg; }
+
+void place_read_chunk(const Pending& p, uint64_t off, const uint8_t* data, uint32_t len);
 
 uint64_t carryless_add(uint64_t a, uint64_t b, uint64_t boundary, int bits) {
   // Field add: a carry out of a bit marked in `boundary` is dropped (the field ends there).
@@ -287,20 +295,21 @@ void Hca::drain_inbox_to_backlog() {
   }
 }
 
-void Hca::flush_egress() {
+void Hca::flush_egress() {  // model thread only: the one consumer of egress_
   for (;;) {
-    Egress e;
+    Egress* e;
     {
       std::lock_guard<std::mutex> g(egress_mu_);
       if (egress_.empty()) return;
-      e = std::move(egress_.front());
-      egress_.pop_front();
+      e = &egress_.front();  // stays queued while we block, so post_msg appends behind it
     }
     // Keeps FIFO order: producers append behind us while we block here.
-    fab_.send(e.node, e.gen, e.type, e.bytes.data(), e.bytes.size(), nullptr, 0, true, [this] {
+    fab_.send(e->node, e->gen, e->type, e->bytes.data(), e->bytes.size(), nullptr, 0, true, [this] {
       std::lock_guard<std::mutex> g(consumer_mu_);
       drain_inbox_to_backlog();
     });
+    std::lock_guard<std::mutex> g(egress_mu_);
+    egress_.pop_front();
   }
 }
 
@@ -475,6 +484,7 @@ mlx5_cqe64 req_cqe(Qp* qp, uint32_t idx, uint8_t opcode, uint32_t byte_len) {
   c.sop_drop_qpn = be32(uint32_t(opcode) << 24 | qp->qpx.qp_base.qp_num);
   c.wqe_counter = be16(uint16_t(idx));
   c.byte_cnt = be32(byte_len);
+  c.srqn_uidx = be32(qp->user_index);  // CQE version 1: the QPC's user_index (DevX QPs)
   c.op_own = MLX5_CQE_REQ << 4;
   return c;
 }
@@ -506,7 +516,8 @@ void Hca::retire(Qp* qp) {
       cq_push(qp->scq, c, false, p.in_cqe ? p.cqe_data : nullptr, p.byte_len);
       continue;
     }
-    cq_push(qp->scq, err_cqe(qp->qpx.qp_base.qp_num, p.idx, p.opcode, uint8_t(p.syndrome), true, 0),
+    cq_push(qp->scq,
+            err_cqe(qp->qpx.qp_base.qp_num, p.idx, p.opcode, uint8_t(p.syndrome), true, qp->user_index),
             true);
     // A send error stops a UD QP's send queue only (SQE: its receive side keeps working, as the
     // IB spec requires); a connected QP enters ERR.
@@ -522,7 +533,8 @@ void Hca::retire(Qp* qp) {
 void Hca::flush_qp(Qp* qp) {
   uint32_t qpn = qp->qpx.qp_base.qp_num;
   for (Pending& p : qp->out)
-    cq_push(qp->scq, err_cqe(qpn, p.idx, p.opcode, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, true, 0), true);
+    cq_push(qp->scq, err_cqe(qpn, p.idx, p.opcode, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, true, qp->user_index),
+            true);
   qp->out.clear();
   if (qp->sq_buf) ring_sq(qp);  // flushes WQEs posted but not yet executed
   if (qp->rq_buf && !qp->srq && qp->attr.qp_state == IBV_QPS_ERR) {
@@ -581,7 +593,8 @@ void Hca::ring_sq(Qp* qp, bool deferred) {
     if (qp->attr.qp_state == IBV_QPS_ERR || qp->attr.qp_state == IBV_QPS_SQE) {
       uint8_t op = be32(ctrl.opmod_idx_opcode) & 0xff;
       cq_push(qp->scq,
-              err_cqe(qp->qpx.qp_base.qp_num, qp->hw_ci, op, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, true, 0),
+              err_cqe(qp->qpx.qp_base.qp_num, qp->hw_ci, op, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, true,
+                      qp->user_index),
               true);
     } else {
       execute_wqe(qp, qp->hw_ci, bbs);
@@ -707,7 +720,7 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
         (need_write && !(mr->access & IBV_ACCESS_LOCAL_WRITE)))
       return fail(MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
     total += len;
-    if (total > kMaxMsgPayload) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+    if (total > max_msg_bytes()) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
     if (gather) {
       size_t o = payload.size();
       payload.resize(o + len);
@@ -716,7 +729,7 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
       scatter.push_back(ibv_sge{addr, len, lkey});
     }
   }
-  if (total > kMaxMsgPayload) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+  if (total > max_msg_bytes()) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
   if (is_atomic && total != atomic_size) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
   Fabric& f = fab_;
   uint8_t port = qp->attr.port_num ? qp->attr.port_num : 1;
@@ -812,6 +825,41 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
     qp->out.push_back(std::move(p));
     return;
   }
+  // A message longer than one fabric record travels as requests of kMaxMsgPayload bytes, each
+  // taking a PSN (as IB packetizes a message); the WQE completes with the last one, which carries
+  // the immediate and the total length. RDMA write/read pieces go to consecutive addresses; a
+  // send's pieces carry their offset in `raddr` and `more`, and the responder gathers them until
+  // the last one takes the receive.
+  const bool is_send = opcode == MLX5_OPCODE_SEND || opcode == MLX5_OPCODE_SEND_IMM;
+  const uint64_t whole = opcode == MLX5_OPCODE_RDMA_READ ? total : payload.size();
+  for (uint64_t off = 0; whole > kMaxMsgPayload && off + kMaxMsgPayload < whole;
+       off += kMaxMsgPayload) {
+    ReqMsg c = m;
+    c.opcode = opcode == MLX5_OPCODE_RDMA_READ ? MLX5_OPCODE_RDMA_READ
+               : is_send                       ? MLX5_OPCODE_SEND
+                                               : MLX5_OPCODE_RDMA_WRITE;
+    c.se = 0;
+    c.more = is_send;
+    c.total = uint32_t(whole);
+    c.raddr = is_send ? off : raddr + off;
+    c.length = kMaxMsgPayload;
+    c.psn = qp->next_psn;
+    qp->next_psn = (qp->next_psn + 1) & 0xffffff;
+    p.chunks++;
+    const uint8_t* part = opcode == MLX5_OPCODE_RDMA_READ ? nullptr : payload.data() + off;
+    std::vector<uint8_t> rec(sizeof c + (part ? kMaxMsgPayload : 0));
+    memcpy(rec.data(), &c, sizeof c);
+    if (part) memcpy(rec.data() + sizeof c, part, kMaxMsgPayload);
+    if (routable) post_msg(e.node, e.gen, kReq, rec.data(), rec.size(), nullptr, 0);
+    p.pieces.push_back(std::move(rec));  // an RNR NAK before them replays them
+    m.raddr = is_send ? off + kMaxMsgPayload : raddr + off + kMaxMsgPayload;
+  }
+  if (p.chunks > 1) {
+    const uint64_t off = uint64_t(p.chunks - 1) * kMaxMsgPayload;
+    m.length = uint32_t(whole - off);
+    m.total = uint32_t(whole);
+    if (opcode != MLX5_OPCODE_RDMA_READ) payload.erase(payload.begin(), payload.begin() + long(off));
+  }
   m.psn = qp->next_psn;
   qp->next_psn = (qp->next_psn + 1) & 0xffffff;
   p.psn = m.psn;
@@ -850,7 +898,17 @@ bool Hca::try_direct(Qp* qp, Pending& p, uint32_t node, uint32_t gen, uint32_t d
   fab_.lock_direct(node);
   const QpnEntry& e = fab_.qpn_entry(dst_qpn);
   const MrSlot& mr = fab_.mr_slot(node, rkey);
-  bool ok = e.used.load(std::memory_order_acquire) && e.node == node && e.gen == gen &&
+  // An indirect mkey published as an alias of one MR (mr.pad: that MR's key, see mkey.h): the
+  // access lands in that MR at the same offset from its start, while the MR is still published.
+  uint64_t target = raddr;
+  bool alias_ok = true;
+  if (size != 0 && mr.key == rkey && mr.pad) {
+    const MrSlot& t = fab_.mr_slot(node, mr.pad);
+    alias_ok = t.key == mr.pad && t.pad == 0 && t.len == mr.len && t.pdn == mr.pdn &&
+               (t.access & need);
+    target = t.addr + (raddr - mr.addr);
+  }
+  bool ok = alias_ok && e.used.load(std::memory_order_acquire) && e.node == node && e.gen == gen &&
             e.accepting && e.port_lid == dlid && (e.access & need) &&
             (e.type == 0xdc ? e.dc_key == dc_key : e.peer_qpn == qp->qpx.qp_base.qp_num) &&
             (size == 0 || (mr.key == rkey && mr.pdn == e.pdn && (mr.access & need) &&
@@ -859,18 +917,18 @@ bool Hca::try_direct(Qp* qp, Pending& p, uint32_t node, uint32_t gen, uint32_t d
             fab_.node_alive(node, gen);
   if (ok) {
     if (op == MLX5_OPCODE_RDMA_WRITE) {
-      ok = fab_.direct_write(node, raddr, payload.data(), size);
+      ok = fab_.direct_write(node, target, payload.data(), size);
     } else if (op == MLX5_OPCODE_RDMA_READ) {
       std::vector<uint8_t> data(size);
-      ok = fab_.direct_read(node, raddr, data.data(), size);
+      ok = fab_.direct_read(node, target, data.data(), size);
       if (ok) deliver(p, data.data(), size);
     } else {
       uint64_t orig = 0;
-      ok = fab_.direct_read(node, raddr, &orig, size);
+      ok = fab_.direct_read(node, target, &orig, size);
       if (ok) {
         uint64_t result = atomic_apply(op, size, orig, atomic);
         if (config().atomic_window_us) usleep(config().atomic_window_us);
-        ok = fab_.direct_write(node, raddr, &result, size);
+        ok = fab_.direct_write(node, target, &result, size);
         if (ok) deliver(p, reinterpret_cast<const uint8_t*>(&orig), size);
       }
     }
@@ -948,6 +1006,19 @@ uint8_t scatter(Hca& h, Qp* qp, const RecvWqe& w, const uint8_t* data, uint32_t 
   return done == len && skip == 0 ? 0 : MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 }
 
+// Sends in pieces (see execute_wqe): what arrived of each sender's current message, per
+// responder QP (the model thread's, under the tables lock like the rest of on_req).
+std::map<std::tuple<const Qp*, uint32_t, uint32_t>, std::vector<uint8_t>> g_partial_sends;
+std::mutex g_partial_mu;
+std::vector<uint8_t>& partial_send(const Qp* qp, uint32_t node, uint32_t qpn) {
+  std::lock_guard<std::mutex> g(g_partial_mu);
+  return g_partial_sends[{qp, node, qpn}];
+}
+void drop_partial_send(const Qp* qp, uint32_t node, uint32_t qpn) {
+  std::lock_guard<std::mutex> g(g_partial_mu);
+  g_partial_sends.erase({qp, node, qpn});
+}
+
 // Scatter-to-CQE: the receive's buffers are not touched, only their room is checked.
 uint8_t fits(const RecvWqe& w, uint32_t len) {
   uint64_t room = 0;
@@ -1016,27 +1087,49 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
     send_resp(m.src_node, m.src_gen, m.src_qpn, m.psn, kSynRnr, qp->attr.min_rnr_timer, nullptr, 0);
   };
   const int acc = qp->attr.qp_access_flags;
+  std::vector<MemSpan> spans;  // where the access lands: an MR, or through an indirect mkey
   auto check_mr = [&](uint64_t addr, uint32_t n, int need) -> bool {
-    Mr* mr = find_mr(m.rkey);
-    return mr && mr->mr.pd == qp->qpx.qp_base.pd && in_range(mr, addr, n) && (mr->access & need);
+    return resolve_remote(*this, m.rkey, qp->qpx.qp_base.pd, addr, n, need, &spans);
   };
   switch (m.opcode) {
     case MLX5_OPCODE_SEND:
     case MLX5_OPCODE_SEND_IMM: {
+      // A send in pieces (m.total): the pieces before the last are gathered here, in order.
+      uint32_t len = m.length;
+      if (m.total) {
+        std::vector<uint8_t>& part = partial_send(qp, m.src_node, m.src_qpn);
+        if (m.raddr == 0) part.clear();
+        if (m.raddr != part.size() || m.raddr + m.length > m.total) {  // a piece went missing
+          part.clear();
+          return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+        }
+        if (m.more) {
+          part.insert(part.end(), data, data + m.length);
+          return reply(kSynOk, nullptr, 0);
+        }
+        if (part.size() + m.length != m.total) return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+        part.insert(part.end(), data, data + m.length);  // an RNR NAK replays this last piece
+        data = part.data();
+        len = m.total;
+      }
       RecvWqe w;
-      if (!take_recv(qp, &w)) return rnr();
+      if (!take_recv(qp, &w)) {
+        if (m.total) partial_send(qp, m.src_node, m.src_qpn).resize(m.total - m.length);
+        return rnr();
+      }
       // the driver copies it out
-      const bool in_cqe = qp->scatter_resp && m.length <= cqe_scatter_max(qp->rcq);
-      uint8_t syn = in_cqe ? fits(w, m.length) : scatter(*this, qp, w, data, m.length, 0);
+      const bool in_cqe = qp->scatter_resp && len <= cqe_scatter_max(qp->rcq);
+      uint8_t syn = in_cqe ? fits(w, len) : scatter(*this, qp, w, data, len, 0);
       uint32_t srqn = qp->srq ? qp->srq->srqn : 0;
+      if (m.total) drop_partial_send(qp, m.src_node, m.src_qpn);  // `data` is not used below
       if (syn) {
         cq_push(qp->rcq, err_cqe(qp->qpx.qp_base.qp_num, w.idx, 0, syn, false, srqn), true);
         reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
         return;
       }
       uint8_t op = m.opcode == MLX5_OPCODE_SEND ? MLX5_CQE_RESP_SEND : MLX5_CQE_RESP_SEND_IMM;
-      mlx5_cqe64 c = resp_cqe(qp, op, w.idx, m.length, m.imm, m.src_qpn, m.slid, false, m.se);
-      cq_push(qp->rcq, c, m.se, in_cqe ? data : nullptr, m.length);
+      mlx5_cqe64 c = resp_cqe(qp, op, w.idx, len, m.imm, m.src_qpn, m.slid, false, m.se);
+      cq_push(qp->rcq, c, m.se, in_cqe ? data : nullptr, len);
       return reply(kSynOk, nullptr, 0);
     }
     case MLX5_OPCODE_RDMA_WRITE:
@@ -1047,11 +1140,12 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
         return fail(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
       RecvWqe w;
       if (m.opcode == MLX5_OPCODE_RDMA_WRITE_IMM && !take_recv(qp, &w)) return rnr();
-      if (m.length) memcpy(reinterpret_cast<void*>(uintptr_t(m.raddr)), data, m.length);
+      for (size_t i = 0, done = 0; i < spans.size(); done += spans[i++].n)
+        memcpy(spans[i].p, data + done, spans[i].n);
       if (m.opcode == MLX5_OPCODE_RDMA_WRITE_IMM)
         cq_push(qp->rcq,
-                resp_cqe(qp, MLX5_CQE_RESP_WR_IMM, w.idx, m.length, m.imm, m.src_qpn, m.slid, false,
-                         m.se),
+                resp_cqe(qp, MLX5_CQE_RESP_WR_IMM, w.idx, m.total ? m.total : m.length, m.imm,
+                         m.src_qpn, m.slid, false, m.se),
                 m.se);
       return reply(kSynOk, nullptr, 0);
     }
@@ -1060,7 +1154,10 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
         return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
       if (m.length && !check_mr(m.raddr, m.length, IBV_ACCESS_REMOTE_READ))
         return fail(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
-      return reply(kSynOk, reinterpret_cast<void*>(uintptr_t(m.raddr)), m.length);
+      if (spans.size() <= 1) return reply(kSynOk, spans.empty() ? nullptr : spans[0].p, m.length);
+      std::vector<uint8_t> gathered;
+      for (const MemSpan& sp : spans) gathered.insert(gathered.end(), sp.p, sp.p + sp.n);
+      return reply(kSynOk, gathered.data(), m.length);
     }
     case MLX5_OPCODE_ATOMIC_CS:
     case MLX5_OPCODE_ATOMIC_FA:
@@ -1073,11 +1170,11 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
       }
       if (!(acc & IBV_ACCESS_REMOTE_ATOMIC) || (m.raddr & (size - 1)))
         return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
-      if (!check_mr(m.raddr, size, IBV_ACCESS_REMOTE_ATOMIC))
+      if (!check_mr(m.raddr, size, IBV_ACCESS_REMOTE_ATOMIC) || spans.size() != 1)
         return fail(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
       // Deliberately a plain read-modify-write: atomic only against other HCA atomics (they all
       // hold this node's direct lock), never against CPU atomics on the same word.
-      volatile uint8_t* target = reinterpret_cast<volatile uint8_t*>(uintptr_t(m.raddr));
+      volatile uint8_t* target = spans[0].p;
       fab_.lock_direct(fab_.node());
       uint64_t orig;
       if (size == 8) orig = *reinterpret_cast<volatile uint64_t*>(target);
@@ -1106,12 +1203,21 @@ void Hca::on_resp(const uint8_t* body, uint32_t len) {
   Qp* qp = it->second;
   std::lock_guard<std::recursive_mutex> g(qp->mu);
   Pending* p = nullptr;
-  for (auto& x : qp->out)
-    if (x.syndrome < 0 && x.psn == r.psn) {
+  for (auto& x : qp->out)  // a chunked message's PSNs end at x.psn
+    if (x.syndrome < 0 && ((x.psn - r.psn) & 0xffffff) < x.chunks) {
       p = &x;
       break;
     }
   if (!p) return;
+  if (p->chunks > 1 && r.syndrome == kSynOk) {  // read data lands at its chunk's offset
+    uint64_t off = uint64_t(p->chunks - 1 - ((p->psn - r.psn) & 0xffffff)) * kMaxMsgPayload;
+    if (p->opcode == MLX5_OPCODE_RDMA_READ) place_read_chunk(*p, off, data, r.length);
+    if (r.psn != p->psn) return;  // an earlier chunk: the WQE completes with the last
+    p->syndrome = kSynOk;
+    retire(qp);
+    if (qp->rd_atomic_stalled) ring_sq(qp);
+    return;
+  }
   if (r.syndrome == kSynRnr) {
     if (qp->attr.rnr_retry != 7 && ++p->rnr_count > qp->attr.rnr_retry) {
       p->syndrome = MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR;
@@ -1129,6 +1235,22 @@ void Hca::on_resp(const uint8_t* body, uint32_t len) {
   // A response freed initiator depth: the send queue continues where it waited.
   if (qp->rd_atomic_stalled) ring_sq(qp);
 }
+
+namespace {
+// Requester: one chunk of a chunked RDMA read lands at byte `off` of the WQE's local buffers.
+void place_read_chunk(const Pending& p, uint64_t off, const uint8_t* data, uint32_t len) {
+  uint64_t pos = 0;
+  for (const auto& s : p.local) {
+    uint64_t end = pos + s.length;
+    if (len && off < end) {
+      uint32_t n = uint32_t(std::min<uint64_t>(end - off, len));
+      place_local(s.addr + (off - pos), data, n);
+      data += n, off += n, len -= n;
+    }
+    pos = end;
+  }
+}
+}  // namespace
 
 // Requester: read data or an atomic's original value lands in the WQE's local buffers.
 void Hca::deliver(Pending& p, const uint8_t* data, uint32_t len) {
@@ -1244,6 +1366,8 @@ void Hca::timers() {
       for (Pending& p : qp->out)  // replay from the NAKed request on, in order
         if (p.syndrome < 0 && p.dst_node < kMaxNodes) {
           p.sent_ns = now;
+          for (const auto& x : p.pieces)  // a long message's earlier pieces (duplicates: dropped)
+            post_msg(p.dst_node, p.dst_gen, kReq, x.data(), x.size(), nullptr, 0);
           post_msg(p.dst_node, p.dst_gen, kReq, p.msg.data(), p.msg.size(), nullptr, 0);
           p.inbox_pos = fab_.shm()->rings[p.dst_node].tail.load();
         }
@@ -1265,6 +1389,18 @@ void Hca::timers() {
     if (!gone && head->inbox_pos &&
         fab_.shm()->rings[head->dst_node].head.load(std::memory_order_acquire) < head->inbox_pos) {
       head->sent_ns = now;
+      continue;
+    }
+    // Nor is one still in our egress queue (the responder's inbox was full, as behind the pieces
+    // of a long message): it will be at most where the inbox ends now.
+    bool queued = false;
+    if (!gone) {
+      std::lock_guard<std::mutex> e(egress_mu_);
+      for (const Egress& x : egress_) queued |= x.node == head->dst_node && x.type == kReq;
+    }
+    if (queued) {
+      head->sent_ns = now;
+      head->inbox_pos = fab_.shm()->rings[head->dst_node].tail.load();
       continue;
     }
     if ((gone && now - head->sent_ns > std::min<uint64_t>(limit, 1000000)) ||

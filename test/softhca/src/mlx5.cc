@@ -84,15 +84,19 @@ int mlx5dv_devx_general_cmd(ibv_context* c, const void* in, size_t inlen, void* 
   if (type == 0) {  // general device capabilities
     set_field(cap, 0x1b6, 2, 0);                     // port_type: IB
     set_field(cap, 0x1b8, 8, unsigned(softhca_num_ports()));
-    // log_max_msg: 20 (the model's 1 MiB messages) unless SOFTHCA_LOG_MAX_MSG=30, the value
-    // every ConnectX reports and the only one with which UCX 1.13 takes its DevX path (see
-    // README, "UCX"); the model's message limit stays ibv_query_port's max_msg_sz (1 MiB).
+    // log_max_msg: 30 (1 GiB messages, as ibv_query_port's max_msg_sz), what every ConnectX
+    // reports and the only value with which UCX 1.13 takes its DevX path; SOFTHCA_LOG_MAX_MSG=20
+    // gives a device with 1 MiB messages (see README, "UCX").
     set_field(cap, 0x1c3, 5, unsigned(softhca_log_max_msg()));
     set_field(cap, 0x12a, 6, 4);  // log_max_ra_req_dc: 16 reads/atomics outstanding per DCI
     set_field(cap, 0x13a, 6, 4);  // log_max_ra_res_dc
     set_field(cap, 0x14a, 6, 4);  // log_max_ra_req_qp: 16 (max_qp_rd_atom)
     set_field(cap, 0x15a, 6, 4);  // log_max_ra_res_qp
     set_field(cap, 0x208, 1, 1);  // umr_modify_atomic_disabled: no UMR, so no atomic mkeys
+    // fixed_buffer_size: KSM indirect mkeys (DevX CREATE_MKEY), what UCX 1.13 makes its atomic
+    // keys with; max_indirection 1: their entries name MRs, not other indirect mkeys.
+    set_field(cap, 0x108, 1, 1);
+    set_field(cap, 0x100, 8, 1);
     set_field(cap, 0x88, 8, 15);  // log_max_qp_sz: 32768 WQEs
     set_field(cap, 0x80, 8, 15);  // log_max_srq_sz
     set_field(cap, 0x383, 5, 16); // log_max_rmp: RMPs (DevX shared receive queues) exist

@@ -103,7 +103,8 @@ struct Srq {
 
 // One send WQE the requester has handed to the fabric and not yet retired.
 struct Pending {
-  uint32_t idx, psn;
+  uint32_t idx, psn;  // psn: the last of the message's PSNs
+  uint32_t chunks = 1;  // requests the message travels as (RDMA write/read beyond kMaxMsgPayload)
   bool signaled;
   uint8_t opcode, opmod;
   int syndrome = -1;  // -1 still in flight, 0 done, else an MLX5_CQE_SYNDROME_*
@@ -111,6 +112,7 @@ struct Pending {
   std::vector<ibv_sge> local;  // where read data / atomic results land
   uint32_t result_size = 0;
   std::vector<uint8_t> msg;  // the request, kept for RNR replay
+  std::vector<std::vector<uint8_t>> pieces;  // a long message's requests before `msg` (chunks > 1)
   uint32_t dst_node = 0, dst_gen = 0;
   uint64_t sent_ns = 0;
   uint64_t inbox_pos = 0;    // the responder's inbox tail after the request was queued
@@ -144,6 +146,7 @@ struct Qp {
   // Created by DevX CREATE_QP/CREATE_DCT (devx_obj.cc): the queues and doorbell record live in the
   // program's umems and `bf` is its DevX UAR page (shared with other QPs, watched as a UAR).
   bool devx = false;
+  uint32_t user_index = 0;  // DevX QPC user_index: requester CQEs carry it in srqn_uidx (CQE v1)
   // driver bookkeeping
   uint32_t sq_pi = 0, sq_ci = 0;
   std::vector<uint64_t> sq_wrid;

@@ -249,9 +249,90 @@ struct mlx5_ifc_sh_rmp_out_bits {
   struct mlx5_ifc_sh_rmpc_bits ctx;
 };
 
+// Memory key context (mkc), 0x200 bits. In KSM mode the 5 bits PRM names log_page_size hold
+// log_entity_size (the size of the memory each KSM entry maps).
+struct mlx5_ifc_sh_mkc_bits {
+  SH_BITS(rsvd_0, 0x1);
+  SH_BITS(free, 0x1);
+  SH_BITS(rsvd_2, 0x1);
+  SH_BITS(access_mode_4_2, 0x3);
+  SH_BITS(rsvd_6, 0x7);
+  SH_BITS(relaxed_ordering_write, 0x1);  // 0xd
+  SH_BITS(rsvd_e, 0x2);
+  SH_BITS(umr_en, 0x1);                  // 0x10
+  SH_BITS(a, 0x1);
+  SH_BITS(rw, 0x1);
+  SH_BITS(rr, 0x1);
+  SH_BITS(lw, 0x1);
+  SH_BITS(lr, 0x1);
+  SH_BITS(access_mode_1_0, 0x2);         // 0x16
+  SH_BITS(rsvd_18, 0x8);
+  SH_BITS(qpn, 0x18);                    // 0x20
+  SH_BITS(mkey_7_0, 0x8);                // 0x38
+  SH_BITS(rsvd_40, 0x20);
+  SH_BITS(length64, 0x1);                // 0x60
+  SH_BITS(rsvd_61, 0x7);
+  SH_BITS(pd, 0x18);                     // 0x68
+  SH_BITS(start_addr, 0x40);             // 0x80
+  SH_BITS(len, 0x40);                    // 0xc0
+  SH_BITS(bsf_octword_size, 0x20);       // 0x100
+  SH_BITS(rsvd_120, 0x80);
+  SH_BITS(translations_octword_size, 0x20);  // 0x1a0
+  SH_BITS(rsvd_1c0, 0x19);
+  SH_BITS(relaxed_ordering_read, 0x1);   // 0x1d9
+  SH_BITS(rsvd_1da, 0x1);
+  SH_BITS(log_entity_size, 0x5);         // 0x1db
+  SH_BITS(rsvd_1e0, 0x20);
+};
+
+// CREATE_MKEY: the mkc at 0x80, the number of translation entries at 0x300, the entries (KLM/KSM,
+// 16 bytes each) after the fixed part, from byte 0x110.
+struct mlx5_ifc_sh_create_mkey_in_bits {
+  SH_BITS(opcode, 0x10);
+  SH_BITS(uid, 0x10);
+  SH_BITS(rsvd_20, 0x10);
+  SH_BITS(op_mod, 0x10);
+  SH_BITS(rsvd_40, 0x20);
+  SH_BITS(pg_access, 0x1);  // 0x60
+  SH_BITS(mkey_umem_valid, 0x1);
+  SH_BITS(rsvd_62, 0x1e);
+  struct mlx5_ifc_sh_mkc_bits memory_key_mkey_entry;  // 0x80
+  SH_BITS(rsvd_280, 0x80);
+  SH_BITS(translations_octword_actual_size, 0x20);  // 0x300
+  SH_BITS(rsvd_320, 0x560);
+  // 0x880 (byte 0x110, the struct's size): klm_pas_mtt, the translation entries
+};
+struct mlx5_ifc_sh_create_mkey_out_bits {
+  SH_BITS(status, 0x8);
+  SH_BITS(rsvd_8, 0x18);
+  SH_BITS(syndrome, 0x20);
+  SH_BITS(rsvd_40, 0x8);
+  SH_BITS(mkey_index, 0x18);  // 0x48: the key is mkey_index << 8 | mkey_7_0
+  SH_BITS(rsvd_60, 0x20);
+};
+// DESTROY_MKEY / QUERY_MKEY input: the mkey index at 0x48.
+struct mlx5_ifc_sh_mkey_cmd_in_bits {
+  SH_BITS(opcode, 0x10);
+  SH_BITS(uid, 0x10);
+  SH_BITS(rsvd_20, 0x10);
+  SH_BITS(op_mod, 0x10);
+  SH_BITS(rsvd_40, 0x8);
+  SH_BITS(mkey_index, 0x18);
+  SH_BITS(rsvd_60, 0x20);
+};
+// A KLM or KSM translation entry (16 bytes; KSM ignores byte_count).
+struct mlx5_ifc_sh_klm_bits {
+  SH_BITS(byte_count, 0x20);
+  SH_BITS(mkey, 0x20);
+  SH_BITS(address, 0x40);
+};
+
 // Command opcodes, QP service types and states, statuses (PRM numbering).
 enum : uint16_t {
   SH_CMD_QUERY_HCA_CAP = 0x100,
+  SH_CMD_CREATE_MKEY = 0x200,
+  SH_CMD_QUERY_MKEY = 0x201,
+  SH_CMD_DESTROY_MKEY = 0x202,
   SH_CMD_CREATE_QP = 0x500,
   SH_CMD_DESTROY_QP = 0x501,
   SH_CMD_RST2INIT_QP = 0x502,
@@ -270,6 +351,9 @@ enum : uint16_t {
   SH_CMD_DESTROY_RMP = 0x90e,
   SH_CMD_QUERY_RMP = 0x90f,
 };
+// mkc access modes (access_mode_4_2 << 2 | access_mode_1_0).
+enum : uint8_t { SH_MKC_ACCESS_MODE_PA = 0x0, SH_MKC_ACCESS_MODE_MTT = 0x1, SH_MKC_ACCESS_MODE_KLMS = 0x2,
+                 SH_MKC_ACCESS_MODE_KSM = 0x3 };
 enum : uint8_t { SH_RMPC_STATE_RST = 0x0, SH_RMPC_STATE_RDY = 0x1, SH_RMPC_STATE_ERR = 0x3 };
 enum : uint8_t { SH_WQ_LINKED_LIST = 0x0, SH_WQ_CYCLIC = 0x1 };
 enum : uint8_t { SH_QPC_ST_RC = 0x0, SH_QPC_ST_UD = 0x2, SH_QPC_ST_DCI = 0x5 };

@@ -631,7 +631,7 @@ int sh_query_port(ibv_context* c, uint8_t port, ibv_port_attr* a, size_t sz) {
   p.active_mtu = IBV_MTU_4096;
   p.gid_tbl_len = 1;
   p.port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_DEVICE_MGMT_SUP | IBV_PORT_VENDOR_CLASS_SUP;
-  p.max_msg_sz = kMaxMsgPayload;
+  p.max_msg_sz = 1u << config().log_max_msg;  // as QUERY_HCA_CAP log_max_msg says
   p.bad_pkey_cntr = 0;
   p.qkey_viol_cntr = 0;
   p.pkey_tbl_len = 1;

@@ -86,7 +86,7 @@ struct DevxQp {
   uint32_t sq_pi = 0, rq_pi = 0;
   bool regular_rq;
   uint8_t out[DEVX_ST_SZ_BYTES(sh_qp_out)] = {};
-  DevxQp(Env& env, uint8_t st, uint32_t srqn = 0, bool rq = true)
+  DevxQp(Env& env, uint8_t st, uint32_t srqn = 0, bool rq = true, uint32_t uidx = 0)
       : e(env), wq(env.ctx, 16384), db(env.ctx, 4096), regular_rq(rq && !srqn) {
     uint8_t in[DEVX_ST_SZ_BYTES(sh_qp_in)] = {};
     DEVX_SET(sh_qp_in, in, opcode, SH_CMD_CREATE_QP);
@@ -95,6 +95,7 @@ struct DevxQp {
     DEVX_SET(sh_qpc, c, pm_state, 3);  // migrated
     DEVX_SET(sh_qpc, c, pd, pdn_of(e.pd));
     DEVX_SET(sh_qpc, c, uar_page, e.uar->page_id);
+    DEVX_SET(sh_qpc, c, user_index, uidx);
     DEVX_SET(sh_qpc, c, rq_type, srqn ? SH_RQ_SRQ : rq ? SH_RQ_REGULAR : SH_RQ_ZERO);
     DEVX_SET(sh_qpc, c, srqn_rmpn_xrqn, srqn);
     DEVX_SET(sh_qpc, c, cqn_snd, cqn_of(e.cq));
@@ -216,6 +217,7 @@ struct Cqe {
   uint8_t opcode = 0xff;  // MLX5_CQE_*
   uint8_t wqe_opcode = 0, syndrome = 0;
   uint32_t qpn = 0, byte_cnt = 0;
+  uint32_t srqn_uidx = 0;  // host order: the user index (CQE version 1) or SRQ number
 };
 
 struct RawCq {
@@ -239,6 +241,7 @@ struct RawCq {
         r.qpn = be32toh(c->sop_drop_qpn) & 0xffffff;
         r.wqe_opcode = uint8_t(be32toh(c->sop_drop_qpn) >> 24);
         r.byte_cnt = be32toh(c->byte_cnt);
+        r.srqn_uidx = be32toh(c->srqn_uidx) & 0xffffff;
         if (r.opcode == MLX5_CQE_REQ_ERR || r.opcode == MLX5_CQE_RESP_ERR)
           r.syndrome = reinterpret_cast<mlx5_err_cqe*>(c)->syndrome;
         ++ci;
@@ -291,18 +294,36 @@ TEST(DevxLayout, PrmOffsets) {
   EXPECT_EQ(__devx_bit_off(sh_rmpc, wq), 0x180u);
   EXPECT_EQ(__devx_bit_off(sh_wq, log_wq_sz), 0x11bu);
   EXPECT_EQ(__devx_bit_off(sh_wq, wq_umem_id), 0x160u);
+  EXPECT_EQ(__devx_bit_off(sh_create_mkey_in, memory_key_mkey_entry), 0x80u);
+  EXPECT_EQ(__devx_bit_off(sh_create_mkey_in, translations_octword_actual_size), 0x300u);
+  EXPECT_EQ(DEVX_ST_SZ_BYTES(sh_create_mkey_in), 0x110u);  // the entries follow
+  EXPECT_EQ(__devx_bit_off(sh_mkc, access_mode_4_2), 0x3u);
+  EXPECT_EQ(__devx_bit_off(sh_mkc, a), 0x11u);
+  EXPECT_EQ(__devx_bit_off(sh_mkc, access_mode_1_0), 0x16u);
+  EXPECT_EQ(__devx_bit_off(sh_mkc, mkey_7_0), 0x38u);
+  EXPECT_EQ(__devx_bit_off(sh_mkc, pd), 0x68u);
+  EXPECT_EQ(__devx_bit_off(sh_mkc, start_addr), 0x80u);
+  EXPECT_EQ(__devx_bit_off(sh_mkc, len), 0xc0u);
+  EXPECT_EQ(__devx_bit_off(sh_mkc, translations_octword_size), 0x1a0u);
+  EXPECT_EQ(__devx_bit_off(sh_mkc, log_entity_size), 0x1dbu);
+  EXPECT_EQ(DEVX_ST_SZ_BYTES(sh_mkc), 64u);
+  EXPECT_EQ(__devx_bit_off(sh_create_mkey_out, mkey_index), 0x48u);
+  EXPECT_EQ(DEVX_ST_SZ_BYTES(sh_klm), 16u);
+  EXPECT_EQ(__devx_bit_off(sh_klm, address), 0x40u);
 }
 
 // What UCX checks before it takes its DevX path, and the rest of what the model reports.
 TEST(DevxCaps, GeneralCapabilities) {
   Env e;
   ASSERT_NE(e.ctx, nullptr);
-  EXPECT_EQ(hca_cap(e.ctx, 0, 0x1c3, 5), 30u);  // log_max_msg (SOFTHCA_LOG_MAX_MSG=30, set in main)
+  EXPECT_EQ(hca_cap(e.ctx, 0, 0x1c3, 5), 30u);  // log_max_msg: 30 by default, as ConnectX
   EXPECT_EQ(hca_cap(e.ctx, 0, 0x12a, 6), 4u);   // log_max_ra_req_dc
   EXPECT_EQ(hca_cap(e.ctx, 0, 0x14a, 6), 4u);   // log_max_ra_req_qp
   EXPECT_EQ(hca_cap(e.ctx, 0, 0x208, 1), 1u);   // umr_modify_atomic_disabled
   EXPECT_GT(hca_cap(e.ctx, 0, 0x383, 5), 0u);   // log_max_rmp
   EXPECT_EQ(hca_cap(e.ctx, 0, 0x21a, 1), 1u);   // dct
+  EXPECT_EQ(hca_cap(e.ctx, 0, 0x108, 1), 1u);   // fixed_buffer_size: KSM mkeys (UCX's atomic keys)
+  EXPECT_EQ(hca_cap(e.ctx, 0, 0x100, 8), 1u);   // max_indirection: KSM entries name MRs
 }
 
 // Two DevX RC QPs: create, RST2INIT/INIT2RTR/RTR2RTS, QUERY_QP, then an RDMA write, a fetch-add
@@ -401,6 +422,333 @@ TEST(DevxQp, RcPairMovesDataAndAtomics) {
   EXPECT_EQ(DEVX_GET(sh_qpc, DEVX_ADDR_OF(sh_qp_out, q, qpc), state), SH_QP_STATE_RST);
   EXPECT_EQ(a.to_init(true), 0);
   for (ibv_mr* m : {ms, md, mw, mf}) ibv_dereg_mr(m);
+}
+
+// Two connected DevX RC QPs on one Env.
+struct RcPair {
+  DevxQp a, b;
+  explicit RcPair(Env& e) : a(e, SH_QPC_ST_RC), b(e, SH_QPC_ST_RC) {
+    ok = a.obj && b.obj && a.to_init(true) == 0 && b.to_init(true) == 0 &&
+         a.to_rtr_rc(b.qpn, e.lid) == 0 && b.to_rtr_rc(a.qpn, e.lid) == 0 && a.to_rts() == 0 &&
+         b.to_rts() == 0;
+  }
+  bool ok = false;
+};
+
+// CREATE_MKEY in KSM mode, as a DevX program (UCX's atomic key) builds it: returns the object,
+// the key in *key, the status and syndrome of a failure in *status/*syndrome.
+struct KsmEntry {
+  uint32_t key;
+  uint64_t addr;
+};
+mlx5dv_devx_obj* create_ksm(Env& e, uint64_t start, uint64_t len, uint32_t log_entity,
+                            const std::vector<KsmEntry>& entries, uint32_t* key,
+                            const std::function<void(uint8_t* in, void* mkc)>& spoil = nullptr,
+                            uint8_t* status = nullptr, uint32_t* syndrome = nullptr,
+                            size_t cut = 0) {
+  const size_t fixed = DEVX_ST_SZ_BYTES(sh_create_mkey_in), entry = DEVX_ST_SZ_BYTES(sh_klm);
+  std::vector<uint8_t> in(fixed + entries.size() * entry);
+  uint8_t out[DEVX_ST_SZ_BYTES(sh_create_mkey_out)] = {};
+  DEVX_SET(sh_create_mkey_in, in.data(), opcode, SH_CMD_CREATE_MKEY);
+  void* mkc = DEVX_ADDR_OF(sh_create_mkey_in, in.data(), memory_key_mkey_entry);
+  DEVX_SET(sh_mkc, mkc, access_mode_1_0, SH_MKC_ACCESS_MODE_KSM & 3);
+  DEVX_SET(sh_mkc, mkc, access_mode_4_2, SH_MKC_ACCESS_MODE_KSM >> 2);
+  DEVX_SET(sh_mkc, mkc, a, 1);
+  DEVX_SET(sh_mkc, mkc, rw, 1);
+  DEVX_SET(sh_mkc, mkc, rr, 1);
+  DEVX_SET(sh_mkc, mkc, lw, 1);
+  DEVX_SET(sh_mkc, mkc, lr, 1);
+  DEVX_SET(sh_mkc, mkc, pd, pdn_of(e.pd));
+  DEVX_SET(sh_mkc, mkc, qpn, 0xffffff);
+  DEVX_SET(sh_mkc, mkc, mkey_7_0, 0x5a);
+  DEVX_SET64(sh_mkc, mkc, start_addr, start);
+  DEVX_SET64(sh_mkc, mkc, len, len);
+  DEVX_SET(sh_mkc, mkc, translations_octword_size, uint32_t(entries.size()));
+  DEVX_SET(sh_mkc, mkc, log_entity_size, log_entity);
+  DEVX_SET(sh_create_mkey_in, in.data(), translations_octword_actual_size, uint32_t(entries.size()));
+  for (size_t i = 0; i < entries.size(); ++i) {
+    uint8_t* k = in.data() + fixed + i * entry;
+    DEVX_SET(sh_klm, k, mkey, entries[i].key);
+    DEVX_SET64(sh_klm, k, address, entries[i].addr);
+  }
+  if (spoil) spoil(in.data(), mkc);
+  mlx5dv_devx_obj* o = mlx5dv_devx_obj_create(e.ctx, in.data(), in.size() - cut, out, sizeof out);
+  if (o && key) *key = DEVX_GET(sh_create_mkey_out, out, mkey_index) << 8 | 0x5a;
+  if (status) *status = uint8_t(DEVX_GET(sh_create_mkey_out, out, status));
+  if (syndrome) *syndrome = DEVX_GET(sh_create_mkey_out, out, syndrome);
+  return o;
+}
+
+// A KSM indirect mkey over two MRs (4 KiB entities, as UCX's atomic key maps its MR at an offset
+// but here with one entry per MR): an RDMA write and a read that cross from the first entry into
+// the second, and a fetch-add at an offset in the second, all land in the MRs behind it.
+TEST(DevxMkey, KsmOverTwoMrsWriteReadAtomic) {
+  Env e;
+  ASSERT_NE(e.uar, nullptr);
+  RcPair p(e);
+  ASSERT_TRUE(p.ok);
+  const int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                  IBV_ACCESS_REMOTE_ATOMIC;
+  alignas(4096) static uint8_t one[4096], two[4096], src[64], back[64];
+  alignas(8) static uint64_t fetched;
+  ibv_mr* m1 = ibv_reg_mr(e.pd, one, sizeof one, acc);
+  ibv_mr* m2 = ibv_reg_mr(e.pd, two, sizeof two, acc);
+  ibv_mr* ms = ibv_reg_mr(e.pd, src, sizeof src, acc);
+  ibv_mr* mb = ibv_reg_mr(e.pd, back, sizeof back, acc);
+  ibv_mr* mf = ibv_reg_mr(e.pd, &fetched, 8, acc);
+  memset(one, 0, sizeof one);
+  memset(two, 0, sizeof two);
+  // The mkey's own address space: 8 KiB from 0x10000000 (no memory there), entry 0 -> `one`,
+  // entry 1 -> `two`.
+  const uint64_t start = 0x10000000;
+  uint32_t key = 0;
+  mlx5dv_devx_obj* mk = create_ksm(e, start, 8192, 12,
+                                   {{m1->lkey, uint64_t(uintptr_t(one))},
+                                    {m2->lkey, uint64_t(uintptr_t(two))}}, &key);
+  ASSERT_NE(mk, nullptr) << errno;
+  EXPECT_NE(key, m1->rkey);
+  EXPECT_NE(key, m2->rkey);
+  for (int i = 0; i < 64; ++i) src[i] = uint8_t(i + 1);
+  RawCq cq(e.cq);
+  mlx5_wqe_raddr_seg r{};
+  r.raddr = htobe64(start + 4096 - 24);
+  r.rkey = htobe32(key);
+  auto d = dseg(src, 64, ms->lkey);
+  p.a.post(MLX5_OPCODE_RDMA_WRITE, {{&r, 16}, {&d, 16}});
+  Cqe wc = cq.poll();
+  EXPECT_EQ(wc.opcode, MLX5_CQE_REQ) << int(wc.syndrome);
+  EXPECT_EQ(memcmp(one + 4096 - 24, src, 24), 0);
+  EXPECT_EQ(memcmp(two, src + 24, 40), 0);
+  EXPECT_EQ(two[40], 0);
+
+  memset(back, 0, sizeof back);
+  auto db = dseg(back, 64, mb->lkey);
+  p.a.post(MLX5_OPCODE_RDMA_READ, {{&r, 16}, {&db, 16}});
+  wc = cq.poll();
+  EXPECT_EQ(wc.opcode, MLX5_CQE_REQ) << int(wc.syndrome);
+  EXPECT_EQ(memcmp(back, src, 64), 0);
+
+  uint64_t word = 1000;
+  memcpy(two + 8 * 37, &word, 8);
+  mlx5_wqe_raddr_seg ra{};
+  ra.raddr = htobe64(start + 4096 + 8 * 37);
+  ra.rkey = htobe32(key);
+  mlx5_wqe_atomic_seg at{};
+  at.swap_add = htobe64(24);
+  auto df = dseg(&fetched, 8, mf->lkey);
+  fetched = 0;
+  p.a.post(MLX5_OPCODE_ATOMIC_FA, {{&ra, 16}, {&at, 16}, {&df, 16}});
+  wc = cq.poll();
+  EXPECT_EQ(wc.opcode, MLX5_CQE_REQ) << int(wc.syndrome);
+  memcpy(&word, two + 8 * 37, 8);
+  EXPECT_EQ(word, 1024u);
+  EXPECT_TRUE(fetched == 1000 || be64toh(fetched) == 1000);
+
+  EXPECT_EQ(mlx5dv_devx_obj_destroy(mk), 0);
+  for (ibv_mr* m : {m1, m2, ms, mb, mf}) ibv_dereg_mr(m);
+}
+
+// Accesses through a KSM mkey that it does not allow: past its length, into the part of an entry
+// its MR does not cover, an atomic through a key without `a`, and through a destroyed key. Each
+// completes with the remote access error (each on a fresh QP pair: the error moves both to ERR),
+// and the memory stays untouched.
+TEST(DevxMkey, KsmOutOfRangeIsRemoteAccessError) {
+  Env e;
+  ASSERT_NE(e.uar, nullptr);
+  const int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                  IBV_ACCESS_REMOTE_ATOMIC;
+  alignas(4096) static uint8_t mem[8192], src[64];
+  alignas(8) static uint64_t fetched;
+  memset(mem, 0, sizeof mem);
+  memset(src, 0xab, sizeof src);
+  ibv_mr* m = ibv_reg_mr(e.pd, mem, 4096, acc);  // only the first page of `mem`
+  ibv_mr* ms = ibv_reg_mr(e.pd, src, sizeof src, acc);
+  ibv_mr* mf = ibv_reg_mr(e.pd, &fetched, 8, acc);
+  const uint64_t start = 0x20000000;
+  const uint64_t base = uint64_t(uintptr_t(mem));
+  RawCq cq(e.cq);  // every pair's completions: one consumer index
+  auto expect_access_error = [&](uint32_t key, uint64_t addr, uint8_t opcode, const char* what) {
+    RcPair p(e);
+    ASSERT_TRUE(p.ok);
+    mlx5_wqe_raddr_seg r{};
+    r.raddr = htobe64(addr);
+    r.rkey = htobe32(key);
+    auto d = dseg(src, 16, ms->lkey);
+    auto df = dseg(&fetched, 8, mf->lkey);
+    mlx5_wqe_atomic_seg at{};
+    at.swap_add = htobe64(1);
+    if (opcode == MLX5_OPCODE_ATOMIC_FA) p.a.post(opcode, {{&r, 16}, {&at, 16}, {&df, 16}});
+    else p.a.post(opcode, {{&r, 16}, {&d, 16}});
+    Cqe wc = cq.poll();
+    EXPECT_EQ(wc.opcode, MLX5_CQE_REQ_ERR) << what;
+    EXPECT_EQ(wc.syndrome, MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR) << what;
+    // One completion per case: the responder, now in ERR too, has no receive to flush.
+    EXPECT_EQ(p.a.modify(SH_CMD_2RST_QP, nullptr), 0);
+    EXPECT_EQ(p.b.modify(SH_CMD_2RST_QP, nullptr), 0);
+  };
+  // Two 4 KiB entries over `mem`'s two pages; the MR covers only the first.
+  uint32_t key = 0, noatomic = 0;
+  mlx5dv_devx_obj* mk = create_ksm(e, start, 8192, 12, {{m->lkey, base}, {m->lkey, base + 4096}}, &key);
+  ASSERT_NE(mk, nullptr);
+  mlx5dv_devx_obj* mn = create_ksm(e, start, 8192, 12, {{m->lkey, base}, {m->lkey, base + 4096}},
+                                   &noatomic, [](uint8_t*, void* mkc) { DEVX_SET(sh_mkc, mkc, a, 0); });
+  ASSERT_NE(mn, nullptr);
+  expect_access_error(key, start + 8192 - 8, MLX5_OPCODE_RDMA_WRITE, "past the mkey's length");
+  expect_access_error(key, start - 8, MLX5_OPCODE_RDMA_WRITE, "below the mkey's start");
+  expect_access_error(key, start + 4096 - 8, MLX5_OPCODE_RDMA_WRITE, "into the page its MR lacks");
+  expect_access_error(key, start + 4096, MLX5_OPCODE_RDMA_READ, "read beyond the entry's MR");
+  expect_access_error(noatomic, start + 64, MLX5_OPCODE_ATOMIC_FA, "atomic without the a bit");
+  for (int i = 0; i < 8192; ++i) ASSERT_EQ(mem[i], 0) << i;
+  // Within range the same key works, and after DESTROY_MKEY it is gone.
+  {
+    RcPair p(e);
+    ASSERT_TRUE(p.ok);
+    mlx5_wqe_raddr_seg r{};
+    r.raddr = htobe64(start + 4096 - 16);
+    r.rkey = htobe32(key);
+    auto d = dseg(src, 16, ms->lkey);
+    p.a.post(MLX5_OPCODE_RDMA_WRITE, {{&r, 16}, {&d, 16}});
+    EXPECT_EQ(cq.poll().opcode, MLX5_CQE_REQ);
+    EXPECT_EQ(memcmp(mem + 4096 - 16, src, 16), 0);
+  }
+  ASSERT_EQ(mlx5dv_devx_obj_destroy(mk), 0);
+  expect_access_error(key, start + 64, MLX5_OPCODE_RDMA_WRITE, "destroyed mkey");
+  EXPECT_EQ(mlx5dv_devx_obj_destroy(mn), 0);
+  // An mkey over an MR that is deregistered afterwards (as on ConnectX, nothing stops that): its
+  // accesses fail from then on.
+  ibv_mr* gone = ibv_reg_mr(e.pd, mem + 4096, 4096, acc);
+  uint32_t k2 = 0;
+  mlx5dv_devx_obj* m2 = create_ksm(e, start, 4096, 12, {{gone->lkey, base + 4096}}, &k2);
+  ASSERT_NE(m2, nullptr);
+  {
+    RcPair p(e);
+    ASSERT_TRUE(p.ok);
+    mlx5_wqe_raddr_seg r{};
+    r.raddr = htobe64(start + 8);
+    r.rkey = htobe32(k2);
+    auto d = dseg(src, 16, ms->lkey);
+    p.a.post(MLX5_OPCODE_RDMA_WRITE, {{&r, 16}, {&d, 16}});
+    EXPECT_EQ(cq.poll().opcode, MLX5_CQE_REQ);
+    EXPECT_EQ(memcmp(mem + 4096 + 8, src, 16), 0);
+  }
+  ibv_dereg_mr(gone);
+  memset(mem + 4096, 0, 4096);
+  expect_access_error(k2, start + 8, MLX5_OPCODE_RDMA_WRITE, "entry MR deregistered");
+  for (int i = 4096; i < 8192; ++i) ASSERT_EQ(mem[i], 0) << i;
+  EXPECT_EQ(mlx5dv_devx_obj_destroy(m2), 0);
+  for (ibv_mr* x : {m, ms, mf}) ibv_dereg_mr(x);
+}
+
+// The KSM tests above with every request executed by the responder's model (SOFTHCA_DIRECT=0):
+// above, a KSM mkey aliasing one MR is also executed directly by the requester.
+TEST(DevxMkey, KsmThroughTheMessagePath) {
+  Child c("mkey-tests", {"SOFTHCA_DIRECT=0"});
+  std::string out;
+  char line[512];
+  while (c.out && fgets(line, sizeof line, c.out)) out += line;
+  EXPECT_EQ(c.wait(), 0) << out;
+  EXPECT_NE(out.find("[  PASSED  ] 2 tests"), std::string::npos) << out;
+}
+
+// CREATE_MKEY commands the model refuses: the PRM status and a syndrome, EREMOTEIO; a command
+// shorter than its fixed part: EINVAL (the kernel's check).
+TEST(DevxMkey, BadCreateMkeyGivesThePrmStatus) {
+  Env e;
+  ASSERT_NE(e.ctx, nullptr);
+  alignas(4096) static uint8_t mem[4096];
+  ibv_mr* m = ibv_reg_mr(e.pd, mem, sizeof mem, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  const std::vector<KsmEntry> one{{m->lkey, uint64_t(uintptr_t(mem))}};
+  struct Case {
+    const char* what;
+    std::function<void(uint8_t*, void*)> spoil;
+    uint8_t status;
+    size_t cut;
+  };
+  const std::vector<Case> cases = {
+      {"unknown PD", [](uint8_t*, void* c) { DEVX_SET(sh_mkc, c, pd, 0xfffff0); }, SH_STAT_BAD_PARAM, 0},
+      {"MTT mode", [](uint8_t*, void* c) { DEVX_SET(sh_mkc, c, access_mode_1_0, SH_MKC_ACCESS_MODE_MTT); },
+       SH_STAT_BAD_OP, 0},
+      {"UMR-owned (free)", [](uint8_t*, void* c) { DEVX_SET(sh_mkc, c, free, 1); }, SH_STAT_BAD_OP, 0},
+      {"no entries", [](uint8_t* in, void* c) {
+         DEVX_SET(sh_mkc, c, translations_octword_size, 0);
+         DEVX_SET(sh_create_mkey_in, in, translations_octword_actual_size, 0);
+       }, SH_STAT_BAD_PARAM, 0},
+      {"more entries than the size", [](uint8_t* in, void*) {
+         DEVX_SET(sh_create_mkey_in, in, translations_octword_actual_size, 2);
+       }, SH_STAT_BAD_PARAM, 0},
+      {"entity below 4 KiB", [](uint8_t*, void* c) { DEVX_SET(sh_mkc, c, log_entity_size, 3); },
+       SH_STAT_BAD_PARAM, 0},
+      {"length 0", [](uint8_t*, void* c) { DEVX_SET64(sh_mkc, c, len, 0); }, SH_STAT_BAD_PARAM, 0},
+      {"range wraps", [](uint8_t*, void* c) { DEVX_SET64(sh_mkc, c, start_addr, ~0ull - 100); },
+       SH_STAT_BAD_PARAM, 0},
+      {"entries cut off", nullptr, SH_STAT_BAD_INP_LEN, 8},
+  };
+  std::vector<uint32_t> syndromes;
+  for (const Case& c : cases) {
+    uint8_t status = 0;
+    uint32_t syndrome = 0;
+    errno = 0;
+    EXPECT_EQ(create_ksm(e, 0x30000000, 4096, 12, one, nullptr, c.spoil, &status, &syndrome, c.cut),
+              nullptr) << c.what;
+    EXPECT_EQ(errno, EREMOTEIO) << c.what;
+    EXPECT_EQ(status, c.status) << c.what;
+    EXPECT_NE(syndrome, 0u) << c.what;
+    syndromes.push_back(syndrome);
+  }
+  EXPECT_NE(syndromes[0], syndromes[3]);  // the syndromes tell the checks apart
+  EXPECT_NE(syndromes[3], syndromes[5]);
+  errno = 0;
+  EXPECT_EQ(create_ksm(e, 0x30000000, 4096, 12, one, nullptr, nullptr, nullptr, nullptr,
+                       DEVX_ST_SZ_BYTES(sh_create_mkey_in) / 2),
+            nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  // A good one works, and QUERY_MKEY (not modelled) says so with its status.
+  uint32_t key = 0;
+  mlx5dv_devx_obj* mk = create_ksm(e, 0x30000000, 4096, 12, one, &key);
+  ASSERT_NE(mk, nullptr);
+  EXPECT_EQ(key & 0xff, 0x5au);
+  uint8_t qin[DEVX_ST_SZ_BYTES(sh_mkey_cmd_in)] = {}, qout[64] = {};
+  DEVX_SET(sh_mkey_cmd_in, qin, opcode, SH_CMD_QUERY_MKEY);
+  DEVX_SET(sh_mkey_cmd_in, qin, mkey_index, key >> 8);
+  EXPECT_EQ(mlx5dv_devx_obj_query(mk, qin, sizeof qin, qout, sizeof qout), EREMOTEIO);
+  EXPECT_EQ(DEVX_GET(sh_create_mkey_out, qout, status), SH_STAT_BAD_OP);
+  EXPECT_EQ(mlx5dv_devx_obj_destroy(mk), 0);
+  ibv_dereg_mr(m);
+}
+
+// With CQE version 1 a requester CQE carries the QP's user_index (QPC), good and bad: UCX's DC
+// transport finds the DCI of a completion by it.
+TEST(DevxQp, RequesterCqesCarryTheUserIndex) {
+  Env e;
+  ASSERT_NE(e.uar, nullptr);
+  DevxQp a(e, SH_QPC_ST_RC, 0, true, 0x30000), b(e, SH_QPC_ST_RC, 0, true, 0x50000);
+  ASSERT_TRUE(a.obj && b.obj);
+  ASSERT_EQ(a.to_init(true), 0);
+  ASSERT_EQ(b.to_init(true), 0);
+  ASSERT_EQ(a.to_rtr_rc(b.qpn, e.lid), 0);
+  ASSERT_EQ(b.to_rtr_rc(a.qpn, e.lid), 0);
+  ASSERT_EQ(a.to_rts(), 0);
+  ASSERT_EQ(b.to_rts(), 0);
+  alignas(64) static uint64_t src[2], dst[2];
+  const int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  ibv_mr* ms = ibv_reg_mr(e.pd, src, sizeof src, acc);
+  ibv_mr* md = ibv_reg_mr(e.pd, dst, sizeof dst, acc);
+  RawCq cq(e.cq);
+  auto d = dseg(src, 16, ms->lkey);
+  auto r = raddr(dst, md->rkey);
+  b.post(MLX5_OPCODE_RDMA_WRITE, {{&r, 16}, {&d, 16}});
+  Cqe wc = cq.poll();
+  EXPECT_EQ(wc.opcode, MLX5_CQE_REQ);
+  EXPECT_EQ(wc.qpn, b.qpn);
+  EXPECT_EQ(wc.srqn_uidx, 0x50000u);
+  auto bad = raddr(dst, md->rkey ^ 0x100);  // no such key: a remote access error
+  a.post(MLX5_OPCODE_RDMA_WRITE, {{&bad, 16}, {&d, 16}});
+  wc = cq.poll();
+  EXPECT_EQ(wc.opcode, MLX5_CQE_REQ_ERR);
+  EXPECT_EQ(wc.qpn, a.qpn);
+  EXPECT_EQ(wc.srqn_uidx, 0x30000u);
+  ibv_dereg_mr(ms);
+  ibv_dereg_mr(md);
 }
 
 // Bad commands: the PRM status and EREMOTEIO, or EINVAL for what the kernel rejects itself.
@@ -734,6 +1082,13 @@ TEST(DevxQp, VerbsQpThroughDevxModifyAndQuery) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  setenv("SOFTHCA_LOG_MAX_MSG", "30", 0);  // what ConnectX reports (the default is 20, see README)
-  return softhca_test_main(argc, argv, "devx-test", [](const char*) { return 64; });
+  return softhca_test_main(argc, argv, "devx-test", [&](const char* mode) {
+    if (strcmp(mode, "mkey-tests")) return 64;
+    // DevxMkey.KsmThroughTheMessagePath: the KSM tests again, in a child with SOFTHCA_DIRECT=0.
+    char filter[] = "--gtest_filter=DevxMkey.Ksm*:-DevxMkey.KsmThroughTheMessagePath";
+    char* args[] = {argv[0], filter, nullptr};
+    int n = 2;
+    ::testing::InitGoogleTest(&n, args);
+    return RUN_ALL_TESTS();
+  });
 }

@@ -725,6 +725,141 @@ TEST(Registration, UnmappedAndReadOnlyRangesAreRefused) {
   munmap(ro, pg);
 }
 
+// Messages beyond 1 MiB (log_max_msg 30, max_msg_sz 1 GiB): a loopback RC pair RDMA-writes
+// 4 MiB + 100 bytes, reads them back, writes 3 MiB with immediate (the receive's byte count is
+// the whole message) and sends 3 MiB + 5 with immediate, once into a receive posted late (RNR). Returns 0, or the number of the check that failed. With
+// SOFTHCA_LOG_MAX_MSG=20 (`limit_1mib`): max_msg_sz is 1 MiB and the 4 MiB write fails with
+// LOC_LEN_ERR instead. Run in this process (requesters execute directly into the peer's memory)
+// and in a child with SOFTHCA_DIRECT=0 (the requests travel to the responder's model in pieces).
+int run_big_messages(bool limit_1mib) {
+  Dev d;
+  if (!d.ctx) return 1;
+  ibv_port_attr pa{};
+  if (ibv_query_port(d.ctx, 1, &pa)) return 2;
+  if (pa.max_msg_sz != (limit_1mib ? 1u << 20 : 1u << 30)) return 3;
+  ibv_cq* cq = ibv_create_cq(d.ctx, 64, nullptr, nullptr, 0);
+  ibv_qp* a = make_rc(d, cq);
+  ibv_qp* b = make_rc(d, cq);
+  if (!cq || !a || !b) return 4;
+  if (connect_rc(a, b->qp_num, lid_of(d)) || connect_rc(b, a->qp_num, lid_of(d))) return 5;
+  const size_t n = (4u << 20) + 100, room = 5u << 20;
+  auto* src = static_cast<uint8_t*>(mmap(nullptr, room, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  auto* dst = static_cast<uint8_t*>(mmap(nullptr, room, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  const int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+  ibv_mr* ms = ibv_reg_mr(d.pd, src, room, acc);
+  ibv_mr* md = ibv_reg_mr(d.pd, dst, room, acc);
+  if (!ms || !md) return 6;
+  for (size_t i = 0; i < n; ++i) src[i] = uint8_t(i * 131 + (i >> 20));
+  auto post = [&](ibv_wr_opcode op, uint8_t* local, size_t len, uint8_t* remote) {
+    ibv_sge sg{uint64_t(uintptr_t(local)), uint32_t(len), ms->lkey};
+    ibv_send_wr wr{}, *bad;
+    wr.sg_list = &sg;
+    wr.num_sge = 1;
+    wr.opcode = op;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.imm_data = htonl(7);
+    wr.wr.rdma.remote_addr = uint64_t(uintptr_t(remote));
+    wr.wr.rdma.rkey = md->rkey;
+    if (ibv_post_send(a, &wr, &bad)) return IBV_WC_GENERAL_ERR;
+    return wait_wc(cq).status;
+  };
+  int rc = 0;
+  if (limit_1mib) {
+    if (post(IBV_WR_RDMA_WRITE, src, n, dst + 8) != IBV_WC_LOC_LEN_ERR) rc = 7;
+    else if (dst[8] != 0) rc = 8;
+  } else if (post(IBV_WR_RDMA_WRITE, src, n, dst + 8) != IBV_WC_SUCCESS) {
+    rc = 9;
+  } else if (memcmp(src, dst + 8, n) || dst[7] || dst[8 + n]) {
+    rc = 10;
+  } else {
+    memset(src, 0, room);
+    if (post(IBV_WR_RDMA_READ, src + 16, n, dst + 8) != IBV_WC_SUCCESS) rc = 11;
+    else if (memcmp(src + 16, dst + 8, n) || src[15] || src[16 + n]) {
+      rc = 12;
+      size_t i = 0;
+      while (i < n && src[16 + i] == dst[8 + i]) ++i;
+      size_t j = n;
+      while (j > i && src[16 + j - 1] == dst[8 + j - 1]) --j;
+      fprintf(stderr, "read data differs in [%zu, %zu) of %zu; src15 %d src16n %d\n", i, j, n, src[15], src[16 + n]);
+    }
+    if (!rc) {
+      ibv_recv_wr rw{}, *rbad;
+      rw.wr_id = 99;
+      if (ibv_post_recv(b, &rw, &rbad)) return 13;
+      for (size_t i = 0; i < (3u << 20); ++i) src[i] = uint8_t(i * 7 + 1);
+      ibv_sge sg{uint64_t(uintptr_t(src)), 3u << 20, ms->lkey};
+      ibv_send_wr wr{}, *bad;
+      wr.sg_list = &sg;
+      wr.num_sge = 1;
+      wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+      wr.send_flags = IBV_SEND_SIGNALED;
+      wr.imm_data = htonl(7);
+      wr.wr.rdma.remote_addr = uint64_t(uintptr_t(dst));
+      wr.wr.rdma.rkey = md->rkey;
+      if (ibv_post_send(a, &wr, &bad)) return 14;
+      bool got_req = false, got_resp = false;
+      for (int i = 0; i < 2; ++i) {
+        ibv_wc wc = wait_wc(cq);
+        if (wc.status != IBV_WC_SUCCESS) rc = 15;
+        if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+          got_resp = true;
+          if (wc.byte_len != (3u << 20) || ntohl(wc.imm_data) != 7 || wc.wr_id != 99) rc = 16;
+        } else {
+          got_req = true;
+        }
+      }
+      if (!rc && (!got_req || !got_resp || memcmp(src, dst, 3u << 20))) rc = 17;
+    }
+    // A send of 3 MiB + 5 with immediate into a 4 MiB receive, first posted before the receive
+    // (RNR: the receiver takes it once the receive is there), then after it.
+    for (int round = 0; round < 2 && !rc; ++round) {
+      const uint32_t len = (3u << 20) + 5;
+      for (uint32_t i = 0; i < len; ++i) src[i] = uint8_t(i * 13 + round);
+      memset(dst, 0, room);
+      ibv_sge ss{uint64_t(uintptr_t(src)), len, ms->lkey};
+      ibv_send_wr wr{}, *bad;
+      wr.sg_list = &ss;
+      wr.num_sge = 1;
+      wr.opcode = IBV_WR_SEND_WITH_IMM;
+      wr.send_flags = IBV_SEND_SIGNALED;
+      wr.imm_data = htonl(9);
+      ibv_sge rs{uint64_t(uintptr_t(dst)), 4u << 20, md->lkey};
+      ibv_recv_wr rw{}, *rbad;
+      rw.wr_id = 100 + uint64_t(round);
+      rw.sg_list = &rs;
+      rw.num_sge = 1;
+      if (round == 0) {
+        if (ibv_post_send(a, &wr, &bad)) return 18;
+        usleep(20000);
+        if (ibv_post_recv(b, &rw, &rbad)) return 19;
+      } else {
+        if (ibv_post_recv(b, &rw, &rbad)) return 19;
+        if (ibv_post_send(a, &wr, &bad)) return 18;
+      }
+      bool got_req = false, got_resp = false;
+      for (int i = 0; i < 2; ++i) {
+        ibv_wc wc = wait_wc(cq);
+        if (wc.status != IBV_WC_SUCCESS) rc = 20;
+        if (wc.opcode == IBV_WC_RECV) {
+          got_resp = true;
+          if (wc.byte_len != len || ntohl(wc.imm_data) != 9 || wc.wr_id != 100 + uint64_t(round)) rc = 21;
+        } else {
+          got_req = true;
+        }
+      }
+      if (!rc && (!got_req || !got_resp || memcmp(src, dst, len) || dst[len])) rc = 22;
+    }
+  }
+  ibv_dereg_mr(ms);
+  ibv_dereg_mr(md);
+  ibv_destroy_qp(a);
+  ibv_destroy_qp(b);
+  ibv_destroy_cq(cq);
+  munmap(src, room);
+  munmap(dst, room);
+  return rc;
+}
+
 // Child: without CAP_IPC_LOCK and with a 64 KiB locked-memory limit, registers until refused.
 int run_memlock() {
   __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
@@ -1086,6 +1221,18 @@ TEST(Scatter, ReadAndAtomicResultsInTheCqeWithSqSigAll) {
   EXPECT_EQ(memcmp(local, remote, 16), 0);
 }
 
+// F9: messages beyond 1 MiB up to log_max_msg 30 (see run_big_messages).
+TEST(LargeMessages, RdmaWriteReadAndWriteImmOf4MiB) {
+  EXPECT_EQ(run_big_messages(false), 0);
+  Child c("bigmsg", {"SOFTHCA_DIRECT=0"});
+  EXPECT_EQ(c.wait(), 0) << "message path";
+}
+
+TEST(LargeMessages, LogMaxMsg20LimitsMessagesTo1MiB) {
+  Child c("bigmsg20", {"SOFTHCA_LOG_MAX_MSG=20"});
+  EXPECT_EQ(c.wait(), 0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1094,6 +1241,8 @@ int main(int argc, char** argv) {
     if (!strcmp(mode, "sleeper")) return run_sleeper();
     if (!strcmp(mode, "start")) return Dev().ctx ? 0 : 2;
     if (!strcmp(mode, "memlock")) return run_memlock();
+    if (!strcmp(mode, "bigmsg")) return run_big_messages(false);
+    if (!strcmp(mode, "bigmsg20")) return run_big_messages(true);
     return 64;
   });
 }
