@@ -428,6 +428,18 @@ const char *rdma_post_path() {
 static_assert(rc::Transport::kCacheThreshold == 256 * 1024,
               "HOSHMEM_RC_CACHE_MIN's default in config.cc's table says 256K");
 
+static_assert(rc::Transport::kDefaultAckTimeout == 18,
+              "HOSHMEM_RC_TIMEOUT's default in config.cc's table says 18");
+
+std::string rdma_ack_timeout() {
+  if (!g_rdma) return "-";
+  const unsigned n = g_rdma->transport.ack_timeout();
+  char text[96];
+  snprintf(text, sizeof text, "%.3g ms per try, 7 tries (HOSHMEM_RC_TIMEOUT=%u)",
+           4.096e-3 * static_cast<double>(uint64_t{1} << n), n);
+  return text;
+}
+
 std::string rdma_cache_description() {
   return g_rdma ? g_rdma->transport.cache_description() : "-";
 }
