@@ -154,12 +154,26 @@ progress "mpirun -np 2 hostname: $said($(since "$start") s)"
 mkdir -p /results/logs
 counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
 packets() { cat "$counters/sent_pkts" 2>/dev/null || echo 0; }
+# counters: rxe0's hw_counters and eth0's statistics of this guest ("name value" lines), to tell
+# a lost frame (eth0 drops, rxe retries and timeouts) from a slow peer
+counters() {
+  local f
+  for f in "$counters"/* /sys/class/net/eth0/statistics/{rx,tx}_{packets,dropped,errors,fifo_errors}; do
+    echo "${f##*/} $(cat "$f")"
+  done
+}
+# counters_diff BEFORE AFTER: the counters that changed, "name +delta" on one line
+counters_diff() {
+  awk 'NR == FNR { a[$1] = $2; next } $2 != a[$1] { printf "%s +%d ", $1, $2 - a[$1] }' "$1" "$2"
+}
 v4gid_tag='{v4gid}'
 failed=0
 while IFS=$'\t' read -r -a f; do
   ((${#f[@]})) || continue
   id=${f[0]} np=${f[1]} limit=${f[2]} prog=${f[3]}
   before=$(packets)
+  counters >/tmp/counters-a.before
+  ssh -n -F /tmp/ssh/config rxe-b "$(declare -f counters); counters=$counters counters" >/tmp/counters-b.before
   start=$(date +%s.%N)
   export RXE_STDOUT=/results/logs/$id.stdout RXE_STDERR=/results/logs/$id.stderr
   opts=("${f[@]:4}")
@@ -172,6 +186,12 @@ while IFS=$'\t' read -r -a f; do
   said=$(sed -n 's/^ *PEs: \([^,]*\), \([0-9]*\) on this node.*/\1 PEs, \2 per node;/p
     s/^ *RDMA device: \([^;]*\);.*/\1;/p; s/^ *transport: \([a-z]*\) .*/transport \1/p' \
     "$RXE_STDOUT" | tr '\n' ' ' | sed 's/[ ;]*$//')
+  counters >/tmp/counters-a.after
+  ssh -n -F /tmp/ssh/config rxe-b "$(declare -f counters); counters=$counters counters" >/tmp/counters-b.after
+  {
+    echo "rxe-a: $(counters_diff /tmp/counters-a.before /tmp/counters-a.after)"
+    echo "rxe-b: $(counters_diff /tmp/counters-b.before /tmp/counters-b.after)"
+  } >"/results/logs/$id.counters"
   if ((status == 0)); then word=PASS; else word=FAIL failed=1; fi
   echo "$word $id $secs" >>/results/results
   progress "$word $id (${secs} s, $(($(packets) - before)) packets on a's rxe0)${said:+: $said}"
