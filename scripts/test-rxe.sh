@@ -23,12 +23,13 @@
 # machine, and no frame is lost: a guest that falls behind slows its peer, as on the PFC Ethernet
 # RoCE is deployed on; RXE_LINK=dgram: a pair of UDP sockets, which drop frames whenever a guest
 # falls behind, up to 18% of them under TCG, and Debian 6.1's rxe then stalls RDMA reads of
-# 1 MiB for minutes; README.md), and a real launcher across them: Open MPI's mpirun in rxe-a starts orted in rxe-b
-# with ssh (the ssh server comes from Debian's openssh-server package, downloaded with apt-get
+# 1 MiB for minutes; README.md), and a real launcher across them: Open MPI's mpirun in rxe-a
+# starts orted in rxe-b with ssh (the ssh server comes from Debian's openssh-server package, downloaded with apt-get
 # and unpacked into build/rxe/sshd, not installed: installing it would start an ssh server on
 # this machine; keys are made at boot in each guest's tmpfs). One PE per guest (two for 4 PEs),
-# no HOSHMEM_PES_PER_NODE: the library learns from PMIx which PEs share its node. The guests run
-# scripts/rxe/two-run.sh, the launcher is scripts/rxe/mpirun.sh; consoles in
+# no HOSHMEM_PES_PER_NODE: the library learns from PMIx which PEs share its node, and
+# HOSHMEM_RC_TIMEOUT=21 (an ACK can take over a second between TCG guests; see two-run.sh).
+# The guests run scripts/rxe/two-run.sh, the launcher is scripts/rxe/mpirun.sh; consoles in
 # build/rxe/console-{a,b}.log, results and logs in build/rxe/two/ (with each test's changes to
 # both guests' rxe0 hw_counters and eth0 statistics: logs/ID.counters).
 #

@@ -70,6 +70,11 @@ progress "rxe0 up on eth0 (MTU $(cat /sys/class/net/eth0/mtu), $(uptime_s) s aft
 
 ulimit -l unlimited # the PEs inherit it, in b through sshd and orted
 export SHMEM_SYMMETRIC_SIZE=64M TEST_TMPDIR=/tmp
+# An ACK can take over a second between these TCG guests (frames queue in the link while a guest
+# falls behind): the default 1.07 s timeout then retransmits what arrived, and Debian 6.1's rxe
+# has left a queue pair stalled after such a retry (rma_large: no packet, no retry, until the
+# test's timeout). 8.6 s per try (60 s for 7).
+export HOSHMEM_RC_TIMEOUT=21
 
 if [[ $role == b ]]; then
   # sshd from the downloaded package, into this guest's overlay only
