@@ -1,6 +1,7 @@
 // lib/core: the job's RDMA path over the RC transport (rdma.h).
 #include "lib/core/rdma.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -21,6 +22,7 @@ constexpr char kSegmentsKey[] = "hoshmem.rdma.seg";
 struct ProbeRecord {
   uint8_t reachable;  // the device and RC are open
   uint8_t capable;    // and it has HCA atomics
+  uint64_t kernel;    // which running kernel (boot_id): PEs with the same one share its memory
   rc::PeerAddress address;  // address.dct: its DC target (0: none)
   char why_not[96];  // when not capable: why (for the error the other PEs report)
   char no_dc[96];    // when it has no DC target (and one was asked for): why
@@ -165,6 +167,49 @@ int g_no_dc_pe = -1;    // the first PE without a DC target, and why
 std::string g_no_dc;
 std::string g_transport_reason;  // why RC or DC (SHMEM_INFO)
 
+// Pinning. ibv_reg_mr (no on-demand paging here) makes the kernel allocate and lock every page
+// of the heap at shmem_init, as rxe and real HCAs do: a heap that does not fit in memory gets the
+// PE OOM-killed. So the PEs that share this kernel's memory (the same boot_id, whatever
+// HOSHMEM_PES_PER_NODE says) must fit in what was available before any of them registered.
+uint64_t g_kernel = 0;          // this PE's boot_id (0: unknown)
+uint64_t g_mem_available = 0;   // MemAvailable read by rdma_probe, bytes (0: unknown)
+int g_sharing_kernel = 0;       // PEs with an open device on this kernel (this one included)
+
+uint64_t kernel_instance() {
+  char id[64] = {};
+  FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+  if (!f) return 0;
+  const bool ok = fgets(id, sizeof id, f) != nullptr;
+  fclose(f);
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (const char *c = id; ok && *c; ++c) h = (h ^ static_cast<uint8_t>(*c)) * 1099511628211ull;
+  return ok ? h : 0;
+}
+
+uint64_t mem_available() {
+  FILE *f = fopen("/proc/meminfo", "re");
+  if (!f) return 0;
+  char line[128];
+  unsigned long long kib = 0;
+  while (fgets(line, sizeof line, f) && sscanf(line, "MemAvailable: %llu kB", &kib) != 1) {
+  }
+  fclose(f);
+  return kib * 1024;
+}
+
+// Stops shmem_init with one line before registering `bytes` would exceed this kernel's memory.
+void check_pinnable(size_t bytes, const char *device) {
+  const uint64_t need = uint64_t{bytes} * static_cast<uint64_t>(std::max(1, g_sharing_kernel));
+  if (g_mem_available == 0 || need <= g_mem_available) return;
+  constexpr uint64_t kMiB = 1024 * 1024;
+  fatal("shmem_init", "registering the symmetric heap with %s pins it: %llu MiB for %d PE(s) on "
+        "this machine, more than its %llu MiB of available memory (MemAvailable); set "
+        "SHMEM_SYMMETRIC_SIZE smaller (now %llu MiB per PE)", device,
+        static_cast<unsigned long long>(need / kMiB), std::max(1, g_sharing_kernel),
+        static_cast<unsigned long long>(g_mem_available / kMiB),
+        static_cast<unsigned long long>(rt.space.heap.size / kMiB));
+}
+
 // HOSHMEM_TRANSPORT=auto picks DC from this many PEs up (when every PE can). Measured by
 // perf/hw/dc.sh over softhca: per operation DC costs what RC does (within 2%); from 16 PEs both
 // its memory (a constant 1.7 MiB against RC's 120 KiB per connected peer) and the first
@@ -208,6 +253,10 @@ bool rdma_probe(Bootstrap &boot, bool for_messages, std::string *why) {
       g_rdma = hca.release();
     }
   }
+  // Read before the exchange: no PE registers its heap before every PE has read this.
+  mine.kernel = g_kernel = kernel_instance();
+  g_mem_available = mem_available();
+  g_sharing_kernel = 0;
   g_why_not = mine.capable ? "" : (why->empty() ? "no RDMA device" : *why);
   snprintf(mine.why_not, sizeof mine.why_not, "%s", g_why_not.c_str());
   boot.put(kProbeKey, &mine, sizeof mine);
@@ -226,6 +275,7 @@ bool rdma_capable(Bootstrap &boot, int pe, std::string *why) {
     g_no_dc = r.reachable ? r.no_dc : r.why_not;
   }
   if (r.reachable && g_rdma) g_rdma->transport.set_peer(pe, r.address);
+  if (r.reachable && g_kernel && r.kernel == g_kernel) ++g_sharing_kernel;
   return r.capable != 0;
 }
 
@@ -258,14 +308,15 @@ atomics::AtomicBackend *rdma_start(Bootstrap &boot) {
   // The control area (team slots: the library's messages) and the heap are one file, one region.
   r.file_base = reinterpret_cast<uintptr_t>(rt.memory.own_file());
   r.file_size = rt.memory.file_size();
+  check_pinnable(r.file_size + (rt.space.data.mapped ? rt.space.data.size : 0), r.device->name());
   r.file_mr = register_range(r.file_base, r.file_size, kRemoteAccess);
   r.data_mr = rt.space.data.mapped ? register_range(rt.space.data.base, rt.space.data.size,
                                                     kRemoteAccess)
                                    : nullptr;
   if (!r.file_mr || (rt.space.data.mapped && rt.space.data.size && !r.data_mr))
     fatal("shmem_init", "cannot register the symmetric heap (%zu bytes) and globals with %s: %s "
-          "(raise the locked-memory limit, ulimit -l)", rt.space.heap.size, r.device->name(),
-          strerror(errno));
+          "(raise the locked-memory limit, ulimit -l, or set SHMEM_SYMMETRIC_SIZE smaller)",
+          rt.space.heap.size, r.device->name(), strerror(errno));
   // Sources and destinations there go zero-copy; any other memory through bounce buffers.
   r.transport.add_registered(rt.memory.own_file(), r.file_size, r.file_mr->lkey);
   if (r.data_mr) r.transport.add_registered(r.data_mr->addr, r.data_mr->length, r.data_mr->lkey);
@@ -376,6 +427,18 @@ const char *rdma_post_path() {
 
 static_assert(rc::Transport::kCacheThreshold == 256 * 1024,
               "HOSHMEM_RC_CACHE_MIN's default in config.cc's table says 256K");
+
+static_assert(rc::Transport::kDefaultAckTimeout == 18,
+              "HOSHMEM_RC_TIMEOUT's default in config.cc's table says 18");
+
+std::string rdma_ack_timeout() {
+  if (!g_rdma) return "-";
+  const unsigned n = g_rdma->transport.ack_timeout();
+  char text[96];
+  snprintf(text, sizeof text, "%.3g ms per try, 7 tries (HOSHMEM_RC_TIMEOUT=%u)",
+           4.096e-3 * static_cast<double>(uint64_t{1} << n), n);
+  return text;
+}
 
 std::string rdma_cache_description() {
   return g_rdma ? g_rdma->transport.cache_description() : "-";

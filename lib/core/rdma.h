@@ -48,6 +48,8 @@ const char *rdma_queues();
 std::string rdma_footprint();
 // For SHMEM_INFO: the RC registration cache's threshold and hooks, or why it is off (one line).
 std::string rdma_cache_description();
+// SHMEM_INFO: how long a queue pair waits for an acknowledgement (HOSHMEM_RC_TIMEOUT).
+std::string rdma_ack_timeout();
 
 // RMA with PE `pe` of another node. `sym` is this PE's address of the symmetric object (heap or
 // globals, checked by the caller). put: `source` is reusable on return unless `nbi` (then after

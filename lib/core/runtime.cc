@@ -274,6 +274,7 @@ void runtime_print_info(FILE *out) {
             rdma_transport_reason().c_str());
   if (rt.mode == atomics::AtomicityMode::AllHardware || (rt.spans_nodes && !rt.rma_over_ud)) {
     fprintf(out, "  posting: %s\n", rdma_post_path());
+    fprintf(out, "  ack timeout: %s\n", rdma_ack_timeout().c_str());
     fprintf(out, "  registration cache: %s\n", rdma_cache_description().c_str());
     fprintf(out, "  network state: %s\n", rdma_footprint().c_str());
   }

@@ -70,6 +70,11 @@ progress "rxe0 up on eth0 (MTU $(cat /sys/class/net/eth0/mtu), $(uptime_s) s aft
 
 ulimit -l unlimited # the PEs inherit it, in b through sshd and orted
 export SHMEM_SYMMETRIC_SIZE=64M TEST_TMPDIR=/tmp
+# An ACK can take over a second between these TCG guests (frames queue in the link while a guest
+# falls behind): the default 1.07 s timeout then retransmits what arrived, and Debian 6.1's rxe
+# has left a queue pair stalled after such a retry (rma_large: no packet, no retry, until the
+# test's timeout). 8.6 s per try (60 s for 7).
+export HOSHMEM_RC_TIMEOUT=21
 
 if [[ $role == b ]]; then
   # sshd from the downloaded package, into this guest's overlay only
@@ -154,12 +159,26 @@ progress "mpirun -np 2 hostname: $said($(since "$start") s)"
 mkdir -p /results/logs
 counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
 packets() { cat "$counters/sent_pkts" 2>/dev/null || echo 0; }
+# counters: rxe0's hw_counters and eth0's statistics of this guest ("name value" lines), to tell
+# a lost frame (eth0 drops, rxe retries and timeouts) from a slow peer
+counters() {
+  local f
+  for f in "$counters"/* /sys/class/net/eth0/statistics/{rx,tx}_{packets,dropped,errors,fifo_errors}; do
+    echo "${f##*/} $(cat "$f")"
+  done
+}
+# counters_diff BEFORE AFTER: the counters that changed, "name +delta" on one line
+counters_diff() {
+  awk 'NR == FNR { a[$1] = $2; next } $2 != a[$1] { printf "%s +%d ", $1, $2 - a[$1] }' "$1" "$2"
+}
 v4gid_tag='{v4gid}'
 failed=0
 while IFS=$'\t' read -r -a f; do
   ((${#f[@]})) || continue
   id=${f[0]} np=${f[1]} limit=${f[2]} prog=${f[3]}
   before=$(packets)
+  counters >/tmp/counters-a.before
+  ssh -n -F /tmp/ssh/config rxe-b "$(declare -f counters); counters=$counters counters" >/tmp/counters-b.before
   start=$(date +%s.%N)
   export RXE_STDOUT=/results/logs/$id.stdout RXE_STDERR=/results/logs/$id.stderr
   opts=("${f[@]:4}")
@@ -172,6 +191,12 @@ while IFS=$'\t' read -r -a f; do
   said=$(sed -n 's/^ *PEs: \([^,]*\), \([0-9]*\) on this node.*/\1 PEs, \2 per node;/p
     s/^ *RDMA device: \([^;]*\);.*/\1;/p; s/^ *transport: \([a-z]*\) .*/transport \1/p' \
     "$RXE_STDOUT" | tr '\n' ' ' | sed 's/[ ;]*$//')
+  counters >/tmp/counters-a.after
+  ssh -n -F /tmp/ssh/config rxe-b "$(declare -f counters); counters=$counters counters" >/tmp/counters-b.after
+  {
+    echo "rxe-a: $(counters_diff /tmp/counters-a.before /tmp/counters-a.after)"
+    echo "rxe-b: $(counters_diff /tmp/counters-b.before /tmp/counters-b.after)"
+  } >"/results/logs/$id.counters"
   if ((status == 0)); then word=PASS; else word=FAIL failed=1; fi
   echo "$word $id $secs" >>/results/results
   progress "$word $id (${secs} s, $(($(packets) - before)) packets on a's rxe0)${said:+: $said}"

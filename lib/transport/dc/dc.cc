@@ -98,7 +98,8 @@ void Target::close() {
 }
 
 ibv_qp *create_initiator(const ib::Device &device, ibv_cq *cq, uint32_t depth,
-                         uint32_t max_inline, unsigned rd_atomic, ibv_mtu path_mtu) {
+                         uint32_t max_inline, unsigned rd_atomic, ibv_mtu path_mtu,
+                         uint8_t ack_timeout) {
   ibv_qp_init_attr_ex attr{};
   attr.send_cq = attr.recv_cq = cq;
   attr.cap.max_send_wr = depth;
@@ -121,8 +122,8 @@ ibv_qp *create_initiator(const ib::Device &device, ibv_cq *cq, uint32_t depth,
   ok = ok && ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_AV) == 0;
   a.qp_state = IBV_QPS_RTS;
   a.sq_psn = 0;
-  // As the RC queue pairs: 1.07 s per try, 7 tries, receiver-not-ready retried forever.
-  a.timeout = 18;
+  // As the RC queue pairs: `ack_timeout` per try, 7 tries, receiver-not-ready retried forever.
+  a.timeout = ack_timeout;
   a.retry_cnt = 7;
   a.rnr_retry = 7;
   a.max_rd_atomic = static_cast<uint8_t>(rd_atomic);

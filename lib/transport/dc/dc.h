@@ -55,9 +55,11 @@ class Target {
 // A DC initiator in RTS on the device's port: `depth` WQEs, `max_inline` bytes inline,
 // `rd_atomic` reads and atomics in flight, packets of `path_mtu` (one initiator reaches every
 // target: the smallest port MTU among them); completions (send and receive: it has none) to
-// `cq`. nullptr on failure (errno set).
+// `cq`; each try waits `ack_timeout` (4.096 us * 2^N) for an acknowledgement. nullptr on failure
+// (errno set).
 ibv_qp *create_initiator(const ib::Device &device, ibv_cq *cq, uint32_t depth,
-                         uint32_t max_inline, unsigned rd_atomic, ibv_mtu path_mtu);
+                         uint32_t max_inline, unsigned rd_atomic, ibv_mtu path_mtu,
+                         uint8_t ack_timeout);
 
 // The address vectors of a job's DCTs.
 class Addresses {

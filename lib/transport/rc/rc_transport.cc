@@ -107,7 +107,7 @@ bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error
   me_ = me;
   npes_ = npes;
   on_error_ = on_error;
-  // Both variables are validated with the library's others (lib/core/config.cc).
+  // These variables are validated with the library's others (lib/core/config.cc).
   const char *verbs = getenv("HOSHMEM_RC_VERBS");
   raw_ = dev_->mlx5() && !(verbs && parse_bool(verbs).value_or(false));
   if (!raw_) dev_->use_standard_atomics_only();
@@ -126,6 +126,14 @@ bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error
     cache_hooked_ = memory_events::subscribe(&Transport::on_release, this, &reason);
     if (!cache_hooked_)
       cache_min_ = SIZE_MAX, cache_off_ = "off (released memory cannot be seen: " + reason + ")";
+  }
+  if (const char *t = getenv("HOSHMEM_RC_TIMEOUT")) {
+    const std::optional<uint64_t> v = parse_uint(t);
+    if (!v || *v < 1 || *v > 31) {
+      *why = std::string("invalid HOSHMEM_RC_TIMEOUT='") + t + "': expected 1 to 31";
+      return false;
+    }
+    ack_timeout_ = static_cast<uint8_t>(*v);
   }
   max_msg_ = dev_->port_attr().max_msg_sz ? dev_->port_attr().max_msg_sz : (1u << 30);
   ibv_context *ctx = dev_->context();
@@ -270,7 +278,7 @@ bool Transport::make_lane(Lane *l, std::string *why) {
   l->discard = {reinterpret_cast<uint64_t>(&l->replies[kReplySlots]), l->replies_mr->lkey};
   for (unsigned i = 0; dc_ && i < dci_count_; ++i) {
     ibv_qp *qp = dc::create_initiator(*dev_, l->cq, kSendQueueDepth, max_inline_,
-                                      kInitiatorDepth, dc_path_mtu_);
+                                      kInitiatorDepth, dc_path_mtu_, ack_timeout_);
     std::unique_ptr<Endpoint> ep = qp ? make_endpoint(l, qp) : nullptr;
     if (!ep) {
       if (qp) ibv_destroy_qp(qp);
@@ -800,9 +808,7 @@ bool Transport::connect_qp(ibv_qp *qp, uint32_t remote_qpn, const PeerAddress &p
     return false;
   attr.qp_state = IBV_QPS_RTS;
   attr.sq_psn = 0;
-  // 4.096 us * 2^18 = 1.07 s per try (UCX's default is 1 s), 7 tries: a peer that is only
-  // slow (a loaded node, a 1 MiB zero-copy message through a software HCA) is not declared dead.
-  attr.timeout = 18;
+  attr.timeout = ack_timeout_;  // 7 tries of it in a row without an answer end the job
   attr.retry_cnt = 7;
   attr.rnr_retry = 7;
   attr.max_rd_atomic = kInitiatorDepth;

@@ -112,6 +112,10 @@ class Transport {
   // The lanes by number (a table of fixed size for the transport's life).
   using LaneTable = const std::unique_ptr<Lane> *;
   static constexpr size_t kCacheThreshold = 256 * 1024;  // unregistered: cache from here up
+  // A queue pair's wait for an acknowledgement before it sends again (HOSHMEM_RC_TIMEOUT):
+  // 4.096 us * 2^18 = 1.07 s (UCX's default is 1 s), 7 tries: a peer that is only slow (a loaded
+  // node, a 1 MiB zero-copy message through a software HCA) is not declared dead.
+  static constexpr uint8_t kDefaultAckTimeout = 18;
   static constexpr unsigned kSignalEvery = 16;
 
   Transport();
@@ -199,6 +203,7 @@ class Transport {
   // Unregistered transfers of at least this many bytes use the registration cache
   // (kCacheThreshold, or HOSHMEM_RC_CACHE_MIN bytes; SIZE_MAX: off).
   size_t cache_threshold() const { return cache_min_; }
+  unsigned ack_timeout() const { return ack_timeout_; }
   // One line for SHMEM_INFO: the threshold and how released memory is seen, or why it is off.
   std::string cache_description() const;
   struct Stats {
@@ -272,6 +277,7 @@ class Transport {
   // kCacheThreshold is the measured size from which the cache pays; SIZE_MAX: off (set to 0, or
   // no memory-release hooks: a cached registration could then outlive the pages it pinned).
   size_t cache_min_ = kCacheThreshold;
+  uint8_t ack_timeout_ = kDefaultAckTimeout;  // HOSHMEM_RC_TIMEOUT
   bool cache_hooked_ = false;  // subscribed to memory_events
   std::string cache_off_;      // why the cache is off
   std::vector<PeerAddress> peers_;
