@@ -57,7 +57,7 @@ Config load_config() {
   c.ud_reorder = env_rate("SOFTHCA_UD_REORDER");
   c.seed = uint64_t(env_knob("SOFTHCA_SEED", 1, 0, 0x7fffffffffffffffL));
   c.max_retry_ms = uint32_t(env_knob("SOFTHCA_MAX_RETRY_MS", 2000, 1, 3600000));
-  c.spin_us = uint32_t(env_knob("SOFTHCA_SPIN_US", 20, 0, 100000));
+  c.spin_us = uint32_t(env_knob("SOFTHCA_SPIN_US", 0, 0, 100000));
   c.stats = env_knob("SOFTHCA_STATS", 0, 0, 1) != 0;
   c.direct = env_knob("SOFTHCA_DIRECT", 1, 0, 1) != 0;
   return c;

@@ -20,7 +20,7 @@ struct Config {
   double ud_loss = 0, ud_dup = 0, ud_reorder = 0;
   uint64_t seed = 1;
   uint32_t max_retry_ms = 2000;
-  uint32_t spin_us = 20;
+  uint32_t spin_us = 0;
   bool stats = false;
   bool direct = true;  // requesters execute RDMA write/read/atomics into peer memory themselves
 };
