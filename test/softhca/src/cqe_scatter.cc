@@ -32,8 +32,8 @@ void decide_cqe_scatter(Qp* qp) {
   qp->scatter_req = qp->sig_all || allow;
 }
 
-void put_cqe_data(Cq* cq, uint8_t* entry, mlx5_cqe64* c, const void* data, uint32_t len) {
-  if (cq->cqe_sz == 128) {
+void put_cqe_data(uint32_t cqe_sz, uint8_t* entry, mlx5_cqe64* c, const void* data, uint32_t len) {
+  if (cqe_sz == 128) {
     // 128-byte entry: up to 64 bytes in its first half, the CQE in the second stays whole.
     memset(entry, 0, 64);
     memcpy(entry, data, std::min<uint32_t>(len, 64));

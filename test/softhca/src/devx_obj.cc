@@ -389,6 +389,7 @@ Obj* create_rmp(ibv_context* c, const void* in, size_t inlen, void* out, size_t 
   s->srq.handle = s->srqn;
   pthread_mutex_init(&s->srq.mutex, nullptr);
   pthread_cond_init(&s->srq.cond, nullptr);
+  h.publish_srq(s, true);
   {
     std::unique_lock<std::shared_mutex> g(h.tables);
     h.srqs[s->srqn] = s;
@@ -758,8 +759,10 @@ int softhca_devx_obj_cmd(void* handle, const void* in, size_t inlen, void* out, 
     if (outlen < DEVX_ST_SZ_BYTES(sh_rmp_out)) return EINVAL;
     memcpy(DEVX_ADDR_OF(sh_rmp_out, out, ctx), o->ctxbuf, sizeof o->ctxbuf);
     void* wq = DEVX_ADDR_OF(sh_rmpc, DEVX_ADDR_OF(sh_rmp_out, out, ctx), wq);
-    std::lock_guard<std::mutex> g(o->srq->mu);
-    DEVX_SET(sh_wq, wq, hw_counter, o->srq->hw_ci);
+    Fabric& f = Hca::get().fab();
+    f.lock_direct(f.node());  // guards the device's counter (SrqSlot)
+    DEVX_SET(sh_wq, wq, hw_counter, o->srq->st->hw_ci);
+    f.unlock_direct(f.node());
     DEVX_SET(sh_wq, wq, sw_counter, be32(o->srq->dbrec[0]) & 0xffff);
     return 0;
   }

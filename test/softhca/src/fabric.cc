@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -20,7 +21,7 @@ namespace softhca {
 
 namespace {
 constexpr uint32_t kMagic = 0x53484341;  // "SHCA"
-constexpr uint32_t kVersion = 7;
+constexpr uint32_t kVersion = 8;
 
 void init_robust(pthread_mutex_t* m) {
   pthread_mutexattr_t a;
@@ -167,6 +168,8 @@ bool Fabric::attach() {
     n.token_addr = uint64_t(uintptr_t(&g_token));
     lock_robust(&n.direct);  // nothing of a previous owner stays published
     memset(shm_->mrs[slot], 0, sizeof shm_->mrs[slot]);
+    memset(shm_->cqs[slot], 0, sizeof shm_->cqs[slot]);
+    memset(shm_->srqs[slot], 0, sizeof shm_->srqs[slot]);
     n.owner_waiting.store(0);  // a previous owner may have died waiting
     pthread_mutex_unlock(&n.direct);
     join_host(uint32_t(slot));
@@ -347,6 +350,42 @@ bool Fabric::direct_read(uint32_t node, uint64_t addr, void* dst, size_t len) {
   return process_vm_readv(shm_->nodes[node].pid, &l, 1, &r, 1, 0) == ssize_t(len);
 }
 
+namespace {
+// process_vm_readv/writev of up to 16 copies at a time, in order.
+bool vm_copy(pid_t pid, const Fabric::Copy* c, int n, bool write) {
+  while (n > 0) {
+    int k = std::min(n, 16);
+    iovec l[16], r[16];
+    size_t total = 0;
+    for (int i = 0; i < k; ++i) {
+      l[i] = iovec{c[i].local, c[i].len};
+      r[i] = iovec{reinterpret_cast<void*>(uintptr_t(c[i].remote)), c[i].len};
+      total += c[i].len;
+    }
+    ssize_t done = write ? process_vm_writev(pid, l, k, r, k, 0) : process_vm_readv(pid, l, k, r, k, 0);
+    if (done != ssize_t(total)) return false;
+    c += k, n -= k;
+  }
+  return true;
+}
+}  // namespace
+
+bool Fabric::direct_readv(uint32_t node, const Copy* c, int n) {
+  if (node != node_) return vm_copy(shm_->nodes[node].pid, c, n, false);
+  for (int i = 0; i < n; ++i)
+    memcpy(c[i].local, reinterpret_cast<const void*>(uintptr_t(c[i].remote)), c[i].len);
+  return true;
+}
+
+bool Fabric::direct_writev(uint32_t node, const Copy* c, int n) {
+  if (node != node_) return vm_copy(shm_->nodes[node].pid, c, n, true);
+  for (int i = 0; i < n; ++i) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // in order, as the system call copies
+    memcpy(reinterpret_cast<void*>(uintptr_t(c[i].remote)), c[i].local, c[i].len);
+  }
+  return true;
+}
+
 uint32_t Fabric::alloc_qpn(uint16_t lid, uint8_t type) {
   lock_shared();
   uint32_t qpn = 0;
@@ -360,6 +399,8 @@ uint32_t Fabric::alloc_qpn(uint16_t lid, uint8_t type) {
     e.lid = lid;
     e.type = type;
     e.accepting = 0;
+    e.rq_hw_ci = 0;
+    e.rcqn = e.srqn = 0;
     e.used.store(1, std::memory_order_release);
     qpn = c;
     break;

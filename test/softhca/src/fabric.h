@@ -18,8 +18,16 @@ constexpr uint32_t kQpnSlots = 1u << 16;      // QPNs 0x100..0xffff
 constexpr uint64_t kRingBytes = 4ull << 20;   // per-node inbox (sparse in tmpfs until used)
 constexpr uint32_t kMaxMsgPayload = 1u << 20; // largest single message (port max_msg_sz)
 constexpr uint32_t kMrSlots = 4096;           // published MRs per node (more fall back to messages)
+constexpr uint32_t kCqSlots = 1024;           // published CQs per node (the rest: messages only)
+constexpr uint32_t kSrqSlots = 256;           // published SRQs/RMPs per node
 
-enum MsgType : uint32_t { kWrap = 0, kReq = 1, kResp = 2, kUd = 3 };
+// A process whose threads polled a CQ (ibv_poll_cq) this recently executes its own inbox from
+// there: nobody wakes its model thread, and requesters leave sends to it rather than execute them.
+constexpr uint64_t kPollerWindowNs = 300000;
+
+// kNotify: a requester executed a completion into an armed CQ of the node; its completion
+// channel (the node's own file descriptors) gets the event from the node's model.
+enum MsgType : uint32_t { kWrap = 0, kReq = 1, kResp = 2, kUd = 3, kNotify = 4 };
 
 struct MsgHdr {
   uint32_t len;  // whole record, 8-byte aligned
@@ -69,6 +77,28 @@ struct MrSlot {
   uint64_t addr, len;
 };
 
+// A CQ's producer state: the model writes CQEs through it, and so does a requester executing a
+// send directly into the CQ's process. slot = cqn % kCqSlots; a CQ whose slot is taken keeps the
+// same state privately and receives sends through messages only. Guarded by the owner's
+// Node::direct, which serializes every producer of the ring.
+struct CqSlot {
+  uint32_t cqn;  // 0: free
+  uint32_t cnt, cqe_sz;
+  uint8_t ignore_overrun, armed, armed_sol, overrun;
+  uint32_t pi;  // producer index
+  uint32_t pad;
+  uint64_t buf, dbrec;  // addresses in the owner: the ring, its doorbell record (consumer index)
+};
+
+// An SRQ's (or RMP's) consumer counter and ring, as for CqSlot: slot = srqn % kSrqSlots.
+struct SrqSlot {
+  uint32_t srqn;  // 0: free
+  uint32_t cnt, stride, max_sge;
+  uint32_t hw_ci;  // next receive WQE the device takes
+  uint32_t pad;
+  uint64_t buf, dbrec;
+};
+
 struct QpnEntry {
   std::atomic<uint32_t> used;
   uint32_t node, gen;
@@ -80,6 +110,16 @@ struct QpnEntry {
   uint16_t port_lid;
   uint32_t access, peer_qpn, pdn;
   uint64_t dc_key;
+  // Receive side (same guard): the QP's own receive queue, whose consumer counter lives here,
+  // its receive CQ and SRQ by number (0: none), and what a UD datagram is checked against.
+  // accepting also covers a UD QP in RTR/RTS/SQE.
+  uint32_t rq_hw_ci;
+  uint32_t rq_cnt, rq_stride;
+  uint32_t rcqn, srqn;
+  uint32_t qkey;
+  uint8_t scatter_resp;  // receives of up to half a CQE land in the CQE (scatter-to-CQE)
+  uint8_t gid[16];       // the port's GID (UD: a GRH must name it)
+  uint64_t rq_buf, rq_dbrec;
 };
 
 struct Shared {
@@ -92,6 +132,8 @@ struct Shared {
   Node nodes[kMaxNodes];
   QpnEntry qpns[kQpnSlots];
   MrSlot mrs[kMaxNodes][kMrSlots];
+  CqSlot cqs[kMaxNodes][kCqSlots];
+  SrqSlot srqs[kMaxNodes][kSrqSlots];
   Ring rings[kMaxNodes];
 };
 
@@ -129,7 +171,17 @@ class Fabric {
   // Copies into / out of the node's address space; false if the memory is not accessible.
   bool direct_write(uint32_t node, uint64_t addr, const void* src, size_t len);
   bool direct_read(uint32_t node, uint64_t addr, void* dst, size_t len);
+  // Several such copies in one system call, done in order (each one's stores before the next's).
+  struct Copy {
+    uint64_t remote;
+    void* local;
+    size_t len;
+  };
+  bool direct_readv(uint32_t node, const Copy* c, int n);
+  bool direct_writev(uint32_t node, const Copy* c, int n);
   MrSlot& mr_slot(uint32_t node, uint32_t key) { return shm_->mrs[node][(key >> 8) % kMrSlots]; }
+  CqSlot& cq_slot(uint32_t node, uint32_t cqn) { return shm_->cqs[node][cqn % kCqSlots]; }
+  SrqSlot& srq_slot(uint32_t node, uint32_t srqn) { return shm_->srqs[node][srqn % kSrqSlots]; }
 
   // Consumer side (model thread only).
   Ring& inbox() { return shm_->rings[node_]; }

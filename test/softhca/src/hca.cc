@@ -4,6 +4,7 @@
 #include "doorbell.h"
 #include "exec_knobs.h"
 #include "mkey.h"
+#include "recv.h"
 #include "wakeup.h"
 
 #include <signal.h>
@@ -210,11 +211,12 @@ void Hca::release() {
   thread_.join();
   if (config().stats)
     fprintf(stderr,
-            "softhca: ud sent %lu dropped %lu duplicated %lu reordered %lu; direct %lu; "
+            "softhca: ud sent %lu dropped %lu duplicated %lu reordered %lu; direct %lu sends %lu; "
             "devx qps %lu dcts %lu\n",
             (unsigned long)ud_sent.load(), (unsigned long)ud_dropped.load(),
             (unsigned long)ud_duplicated.load(), (unsigned long)ud_reordered.load(),
-            (unsigned long)direct_ops.load(), (unsigned long)devx_qps.load(),
+            (unsigned long)direct_ops.load(), (unsigned long)direct_sends.load(),
+            (unsigned long)devx_qps.load(),
             (unsigned long)devx_dcts.load());
 }
 
@@ -262,7 +264,91 @@ void Hca::publish_qp(Qp* qp) {
   e.peer_qpn = qp->attr.dest_qp_num;
   e.pdn = qp->pd->pdn;
   e.dc_key = qp->dc_key;
+  if (qp->kind == Kind::kUd)
+    e.accepting = st == IBV_QPS_RTR || st == IBV_QPS_RTS || st == IBV_QPS_SQE;
+  e.rq_buf = uint64_t(uintptr_t(qp->rq_buf));
+  e.rq_dbrec = uint64_t(uintptr_t(qp->dbrec));
+  e.rq_cnt = qp->rq_buf ? qp->rq_cnt : 0;
+  e.rq_stride = qp->rq_stride;
+  e.rcqn = qp->rcq ? qp->rcq->cqn : 0;
+  e.srqn = qp->srq ? qp->srq->srqn : 0;
+  e.qkey = qp->attr.qkey;
+  e.scatter_resp = qp->scatter_resp;
+  port_gid(qp->ctx->dev->index, qp->attr.port_num ? qp->attr.port_num : 1, e.gid);
   fab_.unlock_direct(node);
+}
+
+void Hca::publish_cq(Cq* cq, bool on) {
+  uint32_t node = fab_.node();
+  fab_.lock_direct(node);
+  CqSlot& s = fab_.cq_slot(node, cq->cqn);
+  if (on && s.cqn == 0) {  // a taken slot: this CQ receives sends through messages only
+    cq->own.cqn = cq->cqn;
+    cq->own.cnt = cq->cnt;
+    cq->own.cqe_sz = cq->cqe_sz;
+    cq->own.ignore_overrun = cq->ignore_overrun;
+    cq->own.buf = uint64_t(uintptr_t(cq->buf));
+    cq->own.dbrec = uint64_t(uintptr_t(cq->dbrec));
+    s = cq->own;
+    cq->st = &s;
+  } else if (!on && cq->st == &s) {
+    cq->own = s;
+    cq->st = &cq->own;
+    s = CqSlot{};
+  }
+  fab_.unlock_direct(node);
+}
+
+void Hca::publish_srq(Srq* srq, bool on) {
+  uint32_t node = fab_.node();
+  fab_.lock_direct(node);
+  SrqSlot& s = fab_.srq_slot(node, srq->srqn);
+  if (on && s.srqn == 0) {
+    srq->own.srqn = srq->srqn;
+    srq->own.cnt = srq->cnt;
+    srq->own.stride = srq->stride;
+    srq->own.max_sge = srq->max_sge;
+    srq->own.buf = uint64_t(uintptr_t(srq->buf));
+    srq->own.dbrec = uint64_t(uintptr_t(srq->dbrec));
+    s = srq->own;
+    srq->st = &s;
+  } else if (!on && srq->st == &s) {
+    srq->own = s;
+    srq->st = &srq->own;
+    s = SrqSlot{};
+  }
+  fab_.unlock_direct(node);
+}
+
+RecvQueue Hca::recv_queue(Qp* qp) {
+  if (qp->srq) return rq_of(*qp->srq->st);
+  RecvQueue q = rq_of(fab_.qpn_entry(qp->qpx.qp_base.qp_num));
+  q.buf = uint64_t(uintptr_t(qp->rq_buf));  // published with the QP's first transition
+  q.dbrec = uint64_t(uintptr_t(qp->dbrec));
+  q.cnt = qp->rq_buf ? qp->rq_cnt : 0;
+  q.stride = qp->rq_stride;
+  q.nsegs = qp->rq_stride / 16;
+  return q;
+}
+
+bool Hca::take_recv(Qp* qp, RecvWqe* out) {
+  RecvQueue q = recv_queue(qp);
+  if (!peek_recv(fab_, fab_.node(), q, out)) return false;
+  ++*q.hw_ci;
+  return true;
+}
+
+uint8_t Hca::scatter(Qp* qp, const RecvWqe& w, const uint8_t* data, uint32_t len, uint32_t skip) {
+  auto mr_ok = [&](uint32_t lkey, uint64_t addr, uint32_t cap) {
+    Mr* mr = find_mr(lkey);
+    return mr && mr->mr.pd == qp->qpx.qp_base.pd && in_range(mr, addr, cap) &&
+           (mr->access & IBV_ACCESS_LOCAL_WRITE);
+  };
+  std::vector<ScatterPiece> pieces;
+  uint8_t syn = plan_scatter(w, len, skip, mr_ok, &pieces);
+  if (data)  // the pieces that fit are written even when the data does not fit them all
+    for (const ScatterPiece& x : pieces) memcpy(reinterpret_cast<void*>(uintptr_t(x.addr)), data + x.src_off, x.n);
+  return syn;
 }
 
 void Hca::post_msg(uint32_t node, uint32_t gen, MsgType t, const void* a, size_t alen,
@@ -346,7 +432,6 @@ void Hca::run(std::promise<bool>* ready) {
     // Threads that poll CQs execute this inbox themselves (progress()): then producers do not
     // wake us (a woken thread would take a core from them), and we look again shortly in case
     // they stopped polling without saying so.
-    constexpr uint64_t kPollerWindowNs = 300000;
     if (now - r.last_poll_ns.load(std::memory_order_relaxed) < kPollerWindowNs) {
       uint32_t db = r.doorbell.load();
       r.sleeping.store(1);
@@ -430,30 +515,38 @@ void Hca::handle(const uint8_t* body, uint32_t type, uint32_t len) {
     case kReq: on_req(body, len); break;
     case kResp: on_resp(body, len); break;
     case kUd: on_ud(body, len); break;
+    case kNotify: {
+      uint32_t cqn;
+      if (len < sizeof cqn) break;
+      memcpy(&cqn, body, sizeof cqn);
+      auto it = cqs.find(cqn);
+      if (it != cqs.end() && it->second->chan) it->second->chan->notify(it->second);
+      break;
+    }
     default: break;
   }
 }
 
-void Hca::cq_push(Cq* cq, const mlx5_cqe64& in, bool solicited, const void* data, uint32_t len) {
-  std::lock_guard<std::mutex> g(cq->prod);
-  uint32_t ci = be32(__atomic_load_n(&cq->dbrec[0], __ATOMIC_ACQUIRE)) & 0xffffff;
+void Hca::cq_push(Cq* cq, const mlx5_cqe64& cqe, bool solicited, const void* data, uint32_t len) {
+  fab_.lock_direct(fab_.node());
+  cq_push_locked(cq, cqe, solicited, data, len);
+  fab_.unlock_direct(fab_.node());
+}
+
+void Hca::cq_push_locked(Cq* cq, const mlx5_cqe64& cqe, bool solicited, const void* data,
+                         uint32_t len) {
+  CqSlot& s = *cq->st;
   // An IGNORE_OVERRUN CQ (the kernel's "oi" bit) is written without looking at the consumer
   // index: its consumer owns the risk of entries it has not read being overwritten.
-  if (!cq->ignore_overrun && ((cq->pi - ci) & 0xffffff) >= cq->cnt) {
-    if (!cq->overrun)
+  if (!cq_room(s, __atomic_load_n(&cq->dbrec[0], __ATOMIC_ACQUIRE))) {
+    if (!s.overrun)
       fprintf(stderr, "softhca: CQ 0x%x overrun (%u entries): completion lost\n", cq->cqn, cq->cnt);
-    cq->overrun = true;
+    s.overrun = 1;
     return;
   }
-  mlx5_cqe64* slot = cq->cqe(cq->pi);
-  mlx5_cqe64 c = in;
-  if (data) put_cqe_data(cq, reinterpret_cast<uint8_t*>(slot) + 64 - cq->cqe_sz, &c, data, len);
-  memcpy(slot, &c, 63);
-  uint8_t owner = (cq->pi / cq->cnt) & 1;
-  __atomic_store_n(&slot->op_own, uint8_t((c.op_own & 0xfe) | owner), __ATOMIC_RELEASE);
-  cq->pi++;
-  if (cq->armed && (!cq->armed_sol || solicited)) {
-    cq->armed = false;
+  write_cqe(fab_, fab_.node(), s, cqe, data, len);
+  if (s.armed && (!s.armed_sol || solicited)) {
+    s.armed = 0;
     if (cq->chan) cq->chan->notify(cq);
   }
 }
@@ -466,15 +559,17 @@ void Chan::notify(Cq* cq) {
 }
 
 void Hca::arm_cq(Cq* cq, bool solicited_only) {
-  std::lock_guard<std::mutex> g(cq->prod);
+  fab_.lock_direct(fab_.node());
+  CqSlot& s = *cq->st;
   uint32_t ci = be32(__atomic_load_n(&cq->dbrec[0], __ATOMIC_ACQUIRE)) & 0xffffff;
-  if (((cq->pi - ci) & 0xffffff) != 0) {  // unconsumed entries: the event fires at once
+  if (((s.pi - ci) & 0xffffff) != 0) {  // unconsumed entries: the event fires at once
     if (cq->chan) cq->chan->notify(cq);
-    cq->armed = false;
-    return;
+    s.armed = 0;
+  } else {
+    s.armed = 1;
+    s.armed_sol = solicited_only;
   }
-  cq->armed = true;
-  cq->armed_sol = solicited_only;
+  fab_.unlock_direct(fab_.node());
 }
 
 namespace {
@@ -538,11 +633,14 @@ void Hca::flush_qp(Qp* qp) {
   qp->out.clear();
   if (qp->sq_buf) ring_sq(qp);  // flushes WQEs posted but not yet executed
   if (qp->rq_buf && !qp->srq && qp->attr.qp_state == IBV_QPS_ERR) {
+    fab_.lock_direct(fab_.node());
+    uint32_t& hw_ci = fab_.qpn_entry(qpn).rq_hw_ci;
     uint32_t posted = be32(__atomic_load_n(&qp->dbrec[0], __ATOMIC_ACQUIRE)) & 0xffff;
-    while ((qp->rq_hw_ci & 0xffff) != posted) {
-      cq_push(qp->rcq, err_cqe(qpn, qp->rq_hw_ci, 0, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, false, 0), true);
-      qp->rq_hw_ci++;
+    while ((hw_ci & 0xffff) != posted) {
+      cq_push_locked(qp->rcq, err_cqe(qpn, hw_ci, 0, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, false, 0), true);
+      hw_ci++;
     }
+    fab_.unlock_direct(fab_.node());
   }
 }
 
@@ -757,6 +855,11 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
     QpnEntry e;
     ud_sent++;
     if (!f.lookup_qpn(m.dst_qpn, &e) || e.lid != m.dlid || e.type != IBV_QPT_UD) return;
+    if (cfg.ud_loss == 0 && cfg.ud_dup == 0 && cfg.ud_reorder == 0) {  // no datagram faults asked
+      DirectSend d{e.node, e.gen, m.dst_qpn, IBV_QPT_UD, m.dlid, slid, 0, m.qkey, m.grh != 0,
+                   m.sgid, m.dgid, opcode, m.se != 0, m.imm};
+      if (try_direct_send(qp, d, payload)) return;
+    }
     std::uniform_real_distribution<double> u(0, 1);
     if (cfg.ud_loss > 0 && u(qp->rng) < cfg.ud_loss) {
       ud_dropped++;
@@ -787,6 +890,8 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
       post_msg(e.node, e.gen, kUd, &m, sizeof m, payload.data(), payload.size());
     for (Held& h : release)  // datagrams held back now arrive after a later one
       post_msg(h.node, h.gen, kUd, h.bytes.data(), h.bytes.size(), nullptr, 0);
+    if (qp->ud_inbox_tail.size() < kMaxNodes) qp->ud_inbox_tail.resize(kMaxNodes);
+    qp->ud_inbox_tail[e.node] = {e.gen, fab_.shm()->rings[e.node].tail.load()};
     return;
   }
 
@@ -819,6 +924,16 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
   QpnEntry e;
   bool routable = f.lookup_qpn(m.dst_qpn, &e) && e.lid == m.dlid &&
                   (dci ? e.type == 0xdc : e.type == IBV_QPT_RC);
+  const bool is_send = opcode == MLX5_OPCODE_SEND || opcode == MLX5_OPCODE_SEND_IMM;
+  if (routable && is_send) {
+    DirectSend d{e.node, e.gen, m.dst_qpn, uint8_t(dci ? 0xdc : IBV_QPT_RC), m.dlid, slid,
+                 m.dc_key, 0, false, nullptr, nullptr, opcode, m.se != 0, m.imm};
+    if (try_direct_send(qp, d, payload)) {
+      p.syndrome = kSynOk;  // received and acknowledged already; takes no PSN
+      qp->out.push_back(std::move(p));
+      return;
+    }
+  }
   if (routable && try_direct(qp, p, e.node, e.gen, m.dst_qpn, m.dlid, m.dc_key, raddr, rkey, atomic,
                              payload, uint32_t(total))) {
     p.syndrome = kSynOk;  // executed and acknowledged already; takes no PSN
@@ -830,7 +945,6 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
   // the immediate and the total length. RDMA write/read pieces go to consecutive addresses; a
   // send's pieces carry their offset in `raddr` and `more`, and the responder gathers them until
   // the last one takes the receive.
-  const bool is_send = opcode == MLX5_OPCODE_SEND || opcode == MLX5_OPCODE_SEND_IMM;
   const uint64_t whole = opcode == MLX5_OPCODE_RDMA_READ ? total : payload.size();
   for (uint64_t off = 0; whole > kMaxMsgPayload && off + kMaxMsgPayload < whole;
        off += kMaxMsgPayload) {
@@ -946,66 +1060,6 @@ void Hca::send_resp(uint32_t node, uint32_t gen, uint32_t qpn, uint32_t psn, uin
 
 namespace {
 
-// Takes the next receive WQE of a QP (or its SRQ); returns false when none is posted.
-struct RecvWqe {
-  uint32_t idx;
-  std::vector<mlx5_wqe_data_seg> segs;
-};
-
-bool take_recv(Qp* qp, RecvWqe* out) {
-  if (qp->srq) {
-    Srq* s = qp->srq;
-    std::lock_guard<std::mutex> g(s->mu);
-    uint32_t posted = be32(__atomic_load_n(&s->dbrec[0],
-                                           __ATOMIC_ACQUIRE)) & 0xffff;
-    if ((s->hw_ci & 0xffff) == posted) return false;
-    out->idx = s->hw_ci & (s->cnt - 1);
-    const uint8_t* w = s->buf + size_t(out->idx) * s->stride + 16;
-    for (uint32_t i = 0; i < s->max_sge; ++i) {
-      mlx5_wqe_data_seg d;
-      memcpy(&d, w + i * 16, 16);
-      if (be32(d.lkey) == MLX5_INVALID_LKEY) break;
-      out->segs.push_back(d);
-    }
-    s->hw_ci++;
-    return true;
-  }
-  uint32_t posted = be32(__atomic_load_n(&qp->dbrec[0], __ATOMIC_ACQUIRE)) & 0xffff;
-  if ((qp->rq_hw_ci & 0xffff) == posted) return false;
-  out->idx = qp->rq_hw_ci & 0xffff;
-  const uint8_t* w = qp->rq_buf + size_t(qp->rq_hw_ci & (qp->rq_cnt - 1)) * qp->rq_stride;
-  for (uint32_t i = 0; i < qp->rq_stride / 16; ++i) {
-    mlx5_wqe_data_seg d;
-    memcpy(&d, w + i * 16, 16);
-    if (be32(d.lkey) == MLX5_INVALID_LKEY) break;
-    out->segs.push_back(d);
-  }
-  qp->rq_hw_ci++;
-  return true;
-}
-
-// Scatters into a receive WQE; returns an MLX5 syndrome (0 = ok).
-uint8_t scatter(Hca& h, Qp* qp, const RecvWqe& w, const uint8_t* data, uint32_t len, uint32_t skip) {
-  uint32_t done = 0, pos = 0;
-  for (const auto& d : w.segs) {
-    uint32_t cap = be32(d.byte_count);
-    uint32_t lkey = be32(d.lkey);
-    uint64_t addr = be64(d.addr);
-    Mr* mr = h.find_mr(lkey);
-    if (!mr || mr->mr.pd != qp->qpx.qp_base.pd || !in_range(mr, addr, cap) ||
-        !(mr->access & IBV_ACCESS_LOCAL_WRITE))
-      return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
-    uint32_t s = std::min(skip, cap);  // UD: the first 40 bytes are the GRH area
-    skip -= s;
-    uint32_t n = std::min(cap - s, len - done);
-    if (data && n) memcpy(reinterpret_cast<uint8_t*>(uintptr_t(addr)) + s, data + done, n);
-    done += n;
-    pos++;
-    if (done == len && skip == 0) return 0;
-  }
-  return done == len && skip == 0 ? 0 : MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
-}
-
 // Sends in pieces (see execute_wqe): what arrived of each sender's current message, per
 // responder QP (the model thread's, under the tables lock like the rest of on_req).
 std::map<std::tuple<const Qp*, uint32_t, uint32_t>, std::vector<uint8_t>> g_partial_sends;
@@ -1017,27 +1071,6 @@ std::vector<uint8_t>& partial_send(const Qp* qp, uint32_t node, uint32_t qpn) {
 void drop_partial_send(const Qp* qp, uint32_t node, uint32_t qpn) {
   std::lock_guard<std::mutex> g(g_partial_mu);
   g_partial_sends.erase({qp, node, qpn});
-}
-
-// Scatter-to-CQE: the receive's buffers are not touched, only their room is checked.
-uint8_t fits(const RecvWqe& w, uint32_t len) {
-  uint64_t room = 0;
-  for (const auto& d : w.segs) room += be32(d.byte_count);
-  return room >= len ? 0 : MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
-}
-
-mlx5_cqe64 resp_cqe(Qp* qp, uint8_t op, uint32_t idx, uint32_t len, uint32_t imm, uint32_t src_qp,
-                    uint16_t slid, bool grh, bool se) {
-  mlx5_cqe64 c{};
-  c.sop_drop_qpn = be32(qp->qpx.qp_base.qp_num);
-  c.wqe_counter = be16(uint16_t(idx));
-  c.byte_cnt = be32(len);
-  c.imm_inval_pkey = imm;
-  c.flags_rqpn = be32((src_qp & 0xffffff) | (grh ? 1u << 28 : 0));
-  c.slid = be16(slid);
-  c.srqn_uidx = be32(qp->srq ? qp->srq->srqn : 0);
-  c.op_own = uint8_t(op << 4 | (se ? 2 : 0));
-  return c;
 }
 
 }  // namespace
@@ -1112,25 +1145,31 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
         data = part.data();
         len = m.total;
       }
+      // Taking the receive and writing its CQE is one step under this node's direct lock, as
+      // requesters executing sends directly do it: CQEs stay in receive-queue order.
+      const uint32_t qpn = qp->qpx.qp_base.qp_num, srqn = qp->srq ? qp->srq->srqn : 0;
       RecvWqe w;
-      if (!take_recv(qp, &w)) {
+      uint8_t syn = 0;
+      fab_.lock_direct(fab_.node());
+      const bool got = take_recv(qp, &w);
+      if (got) {
+        // Scatter-to-CQE: the data travels in the CQE, the driver copies it out.
+        const bool in_cqe = qp->scatter_resp && len <= cqe_scatter_max(qp->rcq);
+        syn = in_cqe ? recv_room(w, len) : scatter(qp, w, data, len, 0);
+        uint8_t op = m.opcode == MLX5_OPCODE_SEND ? MLX5_CQE_RESP_SEND : MLX5_CQE_RESP_SEND_IMM;
+        if (syn)
+          cq_push_locked(qp->rcq, err_cqe(qpn, w.idx, 0, syn, false, srqn), true);
+        else
+          cq_push_locked(qp->rcq, resp_cqe(qpn, srqn, op, w.idx, len, m.imm, m.src_qpn, m.slid, false, m.se),
+                         m.se, in_cqe ? data : nullptr, len);
+      }
+      fab_.unlock_direct(fab_.node());
+      if (!got) {
         if (m.total) partial_send(qp, m.src_node, m.src_qpn).resize(m.total - m.length);
         return rnr();
       }
-      // the driver copies it out
-      const bool in_cqe = qp->scatter_resp && len <= cqe_scatter_max(qp->rcq);
-      uint8_t syn = in_cqe ? fits(w, len) : scatter(*this, qp, w, data, len, 0);
-      uint32_t srqn = qp->srq ? qp->srq->srqn : 0;
       if (m.total) drop_partial_send(qp, m.src_node, m.src_qpn);  // `data` is not used below
-      if (syn) {
-        cq_push(qp->rcq, err_cqe(qp->qpx.qp_base.qp_num, w.idx, 0, syn, false, srqn), true);
-        reply(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, nullptr, 0);
-        return;
-      }
-      uint8_t op = m.opcode == MLX5_OPCODE_SEND ? MLX5_CQE_RESP_SEND : MLX5_CQE_RESP_SEND_IMM;
-      mlx5_cqe64 c = resp_cqe(qp, op, w.idx, len, m.imm, m.src_qpn, m.slid, false, m.se);
-      cq_push(qp->rcq, c, m.se, in_cqe ? data : nullptr, len);
-      return reply(kSynOk, nullptr, 0);
+      return reply(syn ? uint8_t(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR) : kSynOk, nullptr, 0);
     }
     case MLX5_OPCODE_RDMA_WRITE:
     case MLX5_OPCODE_RDMA_WRITE_IMM: {
@@ -1138,15 +1177,23 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
         return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
       if (m.length && !check_mr(m.raddr, m.length, IBV_ACCESS_REMOTE_WRITE))
         return fail(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+      const bool imm = m.opcode == MLX5_OPCODE_RDMA_WRITE_IMM;
       RecvWqe w;
-      if (m.opcode == MLX5_OPCODE_RDMA_WRITE_IMM && !take_recv(qp, &w)) return rnr();
+      if (imm) fab_.lock_direct(fab_.node());  // the receive and its CQE: one step (see above)
+      if (imm && !take_recv(qp, &w)) {
+        fab_.unlock_direct(fab_.node());
+        return rnr();
+      }
       for (size_t i = 0, done = 0; i < spans.size(); done += spans[i++].n)
         memcpy(spans[i].p, data + done, spans[i].n);
-      if (m.opcode == MLX5_OPCODE_RDMA_WRITE_IMM)
-        cq_push(qp->rcq,
-                resp_cqe(qp, MLX5_CQE_RESP_WR_IMM, w.idx, m.total ? m.total : m.length, m.imm,
-                         m.src_qpn, m.slid, false, m.se),
-                m.se);
+      if (imm) {
+        cq_push_locked(qp->rcq,
+                       resp_cqe(qp->qpx.qp_base.qp_num, qp->srq ? qp->srq->srqn : 0,
+                                MLX5_CQE_RESP_WR_IMM, w.idx, m.total ? m.total : m.length, m.imm,
+                                m.src_qpn, m.slid, false, m.se),
+                       m.se);
+        fab_.unlock_direct(fab_.node());
+      }
       return reply(kSynOk, nullptr, 0);
     }
     case MLX5_OPCODE_RDMA_READ: {
@@ -1318,30 +1365,27 @@ void Hca::on_ud(const uint8_t* body, uint32_t len) {
     port_gid(qp->ctx->dev->index, qp->attr.port_num ? qp->attr.port_num : 1, gid);
     if (memcmp(gid, m.dgid, 16) != 0) return;
   }
+  const uint32_t qpn = qp->qpx.qp_base.qp_num, srqn = qp->srq ? qp->srq->srqn : 0;
   RecvWqe w;
-  if (!take_recv(qp, &w)) return;  // UD has no RNR: no receive posted, the datagram is lost
-  if (m.grh) {
-    // 40-byte GRH in front of the payload, as the HCA scatters it.
-    uint8_t grh[40] = {};
-    grh[0] = 0x60;
-    uint16_t plen = be16(uint16_t(m.length + 40 - 40));
-    memcpy(grh + 4, &plen, 2);
-    grh[6] = 0x1b;
-    grh[7] = 64;
-    memcpy(grh + 8, m.sgid, 16);
-    memcpy(grh + 24, m.dgid, 16);
-    scatter(*this, qp, w, grh, 40, 0);
-  }
-  uint8_t syn = scatter(*this, qp, w, body + sizeof m, m.length, 40);
-  uint32_t srqn = qp->srq ? qp->srq->srqn : 0;
-  if (syn) {
-    cq_push(qp->rcq, err_cqe(qp->qpx.qp_base.qp_num, w.idx, 0, syn, false, srqn), true);
+  fab_.lock_direct(fab_.node());  // the receive and its CQE: one step (see on_req)
+  if (!take_recv(qp, &w)) {  // UD has no RNR: no receive posted, the datagram is lost
+    fab_.unlock_direct(fab_.node());
     return;
   }
-  cq_push(qp->rcq,
-          resp_cqe(qp, m.has_imm ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND, w.idx, m.length + 40,
-                   m.imm, m.src_qpn, m.slid, m.grh, m.se),
-          m.se);
+  if (m.grh) {  // 40-byte GRH in front of the payload, as the HCA scatters it
+    uint8_t grh[40];
+    make_grh(grh, m.length, m.sgid, m.dgid);
+    scatter(qp, w, grh, 40, 0);
+  }
+  uint8_t syn = scatter(qp, w, body + sizeof m, m.length, 40);
+  if (syn)
+    cq_push_locked(qp->rcq, err_cqe(qpn, w.idx, 0, syn, false, srqn), true);
+  else
+    cq_push_locked(qp->rcq,
+                   resp_cqe(qpn, srqn, m.has_imm ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND, w.idx,
+                            m.length + 40, m.imm, m.src_qpn, m.slid, m.grh, m.se),
+                   m.se);
+  fab_.unlock_direct(fab_.node());
 }
 
 void Hca::timers() {

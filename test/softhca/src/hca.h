@@ -7,6 +7,7 @@
 
 #include "fabric.h"
 #include "model.h"
+#include "recv.h"
 
 namespace softhca {
 
@@ -52,8 +53,9 @@ void decide_cqe_scatter(Qp* qp);  // at creation
 // Scatter-to-CQE data limit of a CQ: half its CQE size (32 bytes in the CQE itself with 64-byte
 // CQEs, 64 bytes in the first half of a 128-byte entry), as the kernel sets cs_req/cs_res.
 inline uint32_t cqe_scatter_max(const Cq* cq) { return cq->cqe_sz / 2; }
-// Writes scatter-to-CQE data into entry `slot` whose 64-byte CQE is `c`; sets the op_own flag.
-void put_cqe_data(Cq* cq, uint8_t* entry, mlx5_cqe64* c, const void* data, uint32_t len);
+// Writes scatter-to-CQE data into an entry of `cqe_sz` bytes whose 64-byte CQE is `c` (its last
+// 64 bytes); sets the op_own flag.
+void put_cqe_data(uint32_t cqe_sz, uint8_t* entry, mlx5_cqe64* c, const void* data, uint32_t len);
 // Where the driver finds the data of a CQE flagged MLX5_INLINE_SCATTER_32/_64 (nullptr: none).
 const uint8_t* cqe_scatter_data(const mlx5_cqe64* c, uint8_t op_own);
 bool copy_cqe_to_send_wqe(Qp* qp, uint16_t idx, const uint8_t* data, uint32_t len);
@@ -100,18 +102,25 @@ class Hca {
   // data/len: scatter-to-CQE data (at most cqe_scatter_max(cq) bytes) placed with the CQE.
   void cq_push(Cq* cq, const mlx5_cqe64& cqe, bool solicited, const void* data = nullptr,
                uint32_t len = 0);
+  // The same with this node's direct lock held (it guards every CQ's producer state).
+  void cq_push_locked(Cq* cq, const mlx5_cqe64& cqe, bool solicited, const void* data = nullptr,
+                      uint32_t len = 0);
   void arm_cq(Cq* cq, bool solicited_only);
   Mr* find_mr(uint32_t key);  // tables lock held
   // Publish what a requester needs to execute directly into this process's memory.
   void publish_mr(Mr* mr, bool on);
   void publish_qp(Qp* qp);  // QP lock held; call after every state change and before destroy
+  // A CQ's / SRQ's producer and consumer state moves into the fabric (on, at creation) so that
+  // requesters can execute sends into them, and back (off, before the rings are freed).
+  void publish_cq(Cq* cq, bool on);
+  void publish_srq(Srq* srq, bool on);
 
   // Lets a thread that polls an empty CQ execute pending fabric messages itself (the model thread
   // would otherwise need a time slice on a machine whose cores the pollers keep busy).
   void progress();
   void stop_polling();  // the polling thread is about to block (e.g. on a completion channel)
 
-  std::atomic<uint64_t> direct_ops{0};
+  std::atomic<uint64_t> direct_ops{0}, direct_sends{0};
   std::atomic<uint64_t> devx_qps{0}, devx_dcts{0};  // DevX QPs/DCIs and DCTs created (SOFTHCA_STATS)
   std::atomic<uint64_t> ud_sent{0}, ud_dropped{0}, ud_duplicated{0}, ud_reordered{0};
 
@@ -129,6 +138,25 @@ class Hca {
   bool try_direct(Qp* qp, Pending& p, uint32_t dst_node, uint32_t dst_gen, uint32_t dst_qpn,
                   uint16_t dlid, uint64_t dc_key, uint64_t raddr, uint32_t rkey,
                   const uint8_t* atomic, const std::vector<uint8_t>& payload, uint32_t total);
+  // Executes a send (RC, DC or UD) into the responder's receive queue and CQ from the
+  // requester's thread (recv.cc); false: it takes the message path.
+  struct DirectSend {
+    uint32_t node, gen, dst_qpn;
+    uint8_t type;  // what the destination must be: IBV_QPT_RC, IBV_QPT_UD or 0xdc (DCT)
+    uint16_t dlid, slid;
+    uint64_t dc_key;
+    uint32_t qkey;  // UD
+    bool grh;       // UD
+    const uint8_t *sgid, *dgid;
+    uint8_t opcode;
+    bool se;
+    uint32_t imm;
+  };
+  bool try_direct_send(Qp* qp, const DirectSend& d, const std::vector<uint8_t>& payload);
+  // This process's receive side (own direct lock held): take a receive WQE, scatter into it.
+  RecvQueue recv_queue(Qp* qp);
+  bool take_recv(Qp* qp, RecvWqe* out);
+  uint8_t scatter(Qp* qp, const RecvWqe& w, const uint8_t* data, uint32_t len, uint32_t skip);
   void deliver(Pending& p, const uint8_t* data, uint32_t len);
   void retire(Qp* qp);
   void send_resp(uint32_t node, uint32_t gen, uint32_t qpn, uint32_t psn, uint8_t synd,

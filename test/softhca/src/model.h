@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fabric.h"
+
 namespace softhca {
 
 enum class Kind { kRc, kUd, kDci, kDct };
@@ -73,10 +75,10 @@ struct Cq {
     return reinterpret_cast<mlx5_cqe64*>(buf + size_t(n & (cnt - 1)) * cqe_sz + (cqe_sz - 64));
   }
   uint32_t* dbrec;
-  std::mutex prod;  // model side (producers)
-  uint32_t pi = 0;
-  bool armed = false, armed_sol = false;
-  bool overrun = false;
+  // Producer state (pi, armed, overrun): the fabric's CqSlot when published (requesters executing
+  // sends directly write this CQ too), else `own`; either way under this node's direct lock.
+  CqSlot own{};
+  CqSlot* st = &own;
   Chan* chan = nullptr;  // completion channel
   uint32_t events_reported = 0;  // events handed out by ibv_get_cq_event (under cqx.mutex)
   // driver side (ibv_poll_cq / ibv_start_poll)
@@ -96,7 +98,10 @@ struct Srq {
   uint32_t* dbrec;  // [0]: receive counter (verbs: after the ring; DevX RMP: in the dbr umem)
   bool devx = false;  // an RMP: ring and doorbell record are the program's umems
   uint32_t cnt, stride, max_sge;
-  uint32_t pi = 0, hw_ci = 0, polled = 0;
+  uint32_t pi = 0, polled = 0;  // driver side: posted, completed
+  // The device's consumer counter and ring: the fabric's SrqSlot when published, else `own`.
+  SrqSlot own{};
+  SrqSlot* st = &own;
   std::vector<uint64_t> wrid;
   uint32_t limit = 0;
 };
@@ -171,8 +176,10 @@ struct Qp {
   // The send queue waits behind a read/atomic for its initiator depth (max_rd_atomic) to free up:
   // a read/atomic response resumes it.
   bool rd_atomic_stalled = false;
-  // model: responder
-  uint32_t rq_hw_ci = 0;
+  // UD: per destination node, its generation and inbox tail after this QP's last datagram sent
+  // through messages; a datagram executed directly waits until the inbox has passed it (order).
+  std::vector<std::pair<uint32_t, uint64_t>> ud_inbox_tail;
+  // model: responder (the receive queue's consumer counter is QpnEntry::rq_hw_ci)
   uint32_t rc_epsn = 0;
   std::unordered_map<uint64_t, uint32_t> dc_epsn;
   std::mt19937_64 rng;

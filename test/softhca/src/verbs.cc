@@ -1041,6 +1041,7 @@ Cq* make_cq(ibv_context* c, ibv_cq_init_attr_ex* attr, const mlx5dv_cq_init_attr
     std::unique_lock<std::shared_mutex> g(h.tables);
     h.cqs[cq->cqn] = cq;
   }
+  Hca::get().publish_cq(cq, true);
   x.start_poll = cqx_start;
   x.next_poll = cqx_next;
   x.end_poll = cqx_end;
@@ -1086,6 +1087,7 @@ ibv_srq* make_srq(ibv_context* c, ibv_srq_init_attr_ex* a) {
   pthread_cond_init(&s->srq.cond, nullptr);
   a->attr.max_wr = s->cnt - 1;
   Hca& h = Hca::get();
+  h.publish_srq(s, true);
   std::unique_lock<std::shared_mutex> g(h.tables);
   h.srqs[s->srqn] = s;
   return &s->srq;
@@ -1360,6 +1362,7 @@ int softhca_v11_ibv_destroy_cq(ibv_cq* ibcq) {
     ch->ch.refcnt--;
     pthread_mutex_unlock(&c->mutex);
   }
+  h.publish_cq(cq, false);  // waits for sends being executed into it
   release_cq_uar(cq);
   free_pages(cq->buf, size_t(cq->cnt) * cq->cqe_sz + 64);
   delete cq;
@@ -1439,6 +1442,7 @@ int softhca_v11_ibv_destroy_srq(ibv_srq* srq) {
     std::unique_lock<std::shared_mutex> g(h.tables);
     h.srqs.erase(s->srqn);
   }
+  h.publish_srq(s, false);  // waits for sends being executed into it
   if (!s->devx) free_pages(s->buf, size_t(s->cnt) * s->stride + 64);
   delete s;
   return 0;
@@ -1524,7 +1528,10 @@ int softhca_v11_ibv_modify_qp(ibv_qp* ibqp, ibv_qp_attr* a, int mask) {
   if (to == IBV_QPS_RESET) {
     qp->out.clear();
     qp->sq_pi = qp->sq_ci = qp->hw_ci = 0;
-    qp->rq_pi = qp->rq_ci = qp->rq_hw_ci = 0;
+    qp->rq_pi = qp->rq_ci = 0;
+    h.fab().lock_direct(h.fab().node());
+    h.fab().qpn_entry(ibqp->qp_num).rq_hw_ci = 0;
+    h.fab().unlock_direct(h.fab().node());
     qp->dbrec[0] = qp->dbrec[1] = 0;
     qp->dc_epsn.clear();
     qp->rnr_resend_at = 0;
