@@ -81,6 +81,21 @@ void ring_uar(Hca& h, uint8_t* page) {  // every DevX QP on this UAR executes wh
   }
 }
 
+// A BlueFlame copy is several stores to the register (glibc's memcpy of 64 bytes: two adjacent
+// 64-byte stores; older copies: 16-byte words). The doorbell has executed at the first: the rest
+// carry nothing the model reads (it reads WQEs from the send queue), so the stores that follow
+// directly and land in the same page are stepped over too, instead of faulting once each.
+void skip_rest_of_doorbell(ucontext_t* uc, const uint8_t* page) {
+  for (int i = 0; i < 8; ++i) {
+    const uint64_t ip = uint64_t(uc->uc_mcontext.gregs[REG_RIP]);
+    StoreInsn s;
+    if (!decode_store(reinterpret_cast<const uint8_t*>(ip), &s) || !s.addressable) return;
+    const uint64_t a = store_address(s, uc, ip), p = uint64_t(uintptr_t(page));
+    if (a < p || a + s.size > p + 4096) return;
+    uc->uc_mcontext.gregs[REG_RIP] += s.length;
+  }
+}
+
 // The store that faulted on watched page `w`, handled inside the fault: the instruction is
 // stepped over (the register is write-only, like a UAR: nothing is written) and the doorbell it
 // is executes now, in the storing thread, as the verbs post path does. False when the instruction
@@ -106,6 +121,7 @@ bool ring_in_fault(int slot, uint8_t* addr, void* ucv) {
     ring_qp(Hca::get(), w.qp);
   }
   uc->uc_mcontext.gregs[REG_RIP] += s.length;
+  if (!w.cq) skip_rest_of_doorbell(uc, w.page);
   return true;
 }
 

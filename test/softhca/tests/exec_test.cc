@@ -236,6 +236,24 @@ __attribute__((target("avx512f"))) uint64_t store_avx512(uint8_t* reg, const uin
                    : "=r"(out) : "r"(block), "r"(reg) : "xmm17", "memory");
   return out;
 }
+// A BlueFlame copy in 16-byte words (four adjacent stores): the first rings, the fault handler
+// steps over the three that follow into the same page.
+uint64_t store_sse_words(uint8_t* reg, const uint8_t* block) {
+  uint64_t out;
+  __asm__ volatile(
+      "movdqa (%1), %%xmm1\n\tmovdqa 16(%1), %%xmm2\n\tmovdqa 32(%1), %%xmm3\n\t"
+      "movdqa 48(%1), %%xmm4\n\tmovdqa %%xmm1, (%2)\n\tmovdqa %%xmm2, 16(%2)\n\t"
+      "movdqa %%xmm3, 32(%2)\n\tmovdqa %%xmm4, 48(%2)\n\tmovq %%xmm1, %0"
+      : "=r"(out) : "r"(block), "r"(reg) : "xmm1", "xmm2", "xmm3", "xmm4", "memory");
+  return out;
+}
+// A doorbell store followed at once by a store to ordinary memory: that one must happen.
+uint64_t store_then_memory(uint8_t* reg, const uint8_t* block) {
+  alignas(16) uint64_t cell[2] = {0, 0};
+  __asm__ volatile("movdqa (%0), %%xmm1\n\tmovdqa %%xmm1, (%1)\n\tmovdqa %%xmm1, (%2)"
+                   : : "r"(block), "r"(reg), "r"(cell) : "xmm1", "memory");
+  return cell[0];
+}
 
 // Raw fetch-adds whose doorbell is stored with each of those forms (and raw_fadd's 8-byte mov),
 // while the doorbell thread sleeps with the pages protected (SOFTHCA_DOORBELL_SPIN_US=0): each
@@ -250,7 +268,8 @@ int peer_rung_in_fault() {
   auto* target = reinterpret_cast<uint64_t*>(l.buf + 256);
   auto* result = reinterpret_cast<uint64_t*>(l.buf + 512);
   using Store = uint64_t (*)(uint8_t*, const uint8_t*);
-  std::vector<Store> forms = {nullptr, store_movnti, store_sse};  // nullptr: raw_fadd's mov
+  std::vector<Store> forms = {nullptr, store_movnti, store_sse,  // nullptr: raw_fadd's mov
+                              store_sse_words, store_then_memory};
   if (__builtin_cpu_supports("avx")) forms.push_back(store_avx);
   if (__builtin_cpu_supports("avx512f")) forms.push_back(store_avx512);
   uint32_t n = 0;
