@@ -320,7 +320,7 @@ int sh_post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad) {
       break;
     }
     qp->wr_err = 0;
-    if (!begin_wqe(qp, op, 0, wr->send_flags, wr->imm_data)) {
+    if (!begin_wqe(qp, op, 0, wr->send_flags, (op == MLX5_OPCODE_SEND_IMM || op == MLX5_OPCODE_RDMA_WRITE_IMM) ? wr->imm_data : 0)) {
       rc = ENOMEM;
       break;
     }
