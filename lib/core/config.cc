@@ -59,7 +59,7 @@ constexpr Variable kVariables[] = {
     {"HOSHMEM_RC_VERBS", nullptr, "0", "0 or 1",
      "1: drive RC queue pairs through ibv_post_send with standard atomics only, even on mlx5"},
     // the default is rc::Transport::kCacheThreshold
-    {"HOSHMEM_RC_CACHE_MIN", nullptr, "256K", "a byte count (0: off)",
+    {"HOSHMEM_RC_CACHE_MIN", nullptr, "64K", "a byte count (0: off)",
      "cache registrations of unregistered RMA buffers from this size up (only with the "
      "memory-release hooks in libc; SHMEM_INFO says if they are missing)"},
     // the default is rc::Transport::kDefaultAckTimeout

@@ -425,8 +425,8 @@ const char *rdma_post_path() {
                                       : "ibv_post_send (HOSHMEM_RC_VERBS=1 or not mlx5)";
 }
 
-static_assert(rc::Transport::kCacheThreshold == 256 * 1024,
-              "HOSHMEM_RC_CACHE_MIN's default in config.cc's table says 256K");
+static_assert(rc::Transport::kCacheThreshold == 64 * 1024,
+              "HOSHMEM_RC_CACHE_MIN's default in config.cc's table says 64K");
 
 static_assert(rc::Transport::kDefaultAckTimeout == 18,
               "HOSHMEM_RC_TIMEOUT's default in config.cc's table says 18");

@@ -677,7 +677,8 @@ int bench() {
     if (!p.ok) return 1;
     auto *heap = static_cast<uint8_t *>(malloc(2 << 20));
     memset(heap, 1, 2 << 20);
-    for (size_t n : {size_t{4096}, size_t{16384}, size_t{65536}, size_t{262144}, size_t{1 << 20},
+    for (size_t n : {size_t{4096}, size_t{16384}, size_t{32768}, size_t{65536}, size_t{131072},
+                     size_t{262144}, size_t{1 << 20},
                      size_t{2 << 20}}) {
       p.s.rc.put(0, 1, heap, n, p.s.remote(kData), false);
       p.s.rc.quiet(0);

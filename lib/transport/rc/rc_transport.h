@@ -41,11 +41,12 @@
 // globals are registered once (add_registered), never cached.
 // A blocking zero-copy put waits for its completion; a bounce put returns once copied. A get into
 // unregistered memory is copied out of its bounce slot when its completion is read.
-// The threshold (kCacheThreshold, 256 KiB) is measured over softhca (rc_lanes_test --bench,
-// blocking put + quiet from malloc'ed memory, 2 loaded cores): a cache hit beats the bounce copy
-// by 10-25% from 64 KiB up, while a miss (register + deregister) costs 1.5-2x the bounce path;
-// real HCAs pin pages at registration, which only makes misses dearer, so caching starts where a
-// few hits repay one miss.
+// The threshold (kCacheThreshold, 64 KiB) is measured over softhca (rc_lanes_test --bench,
+// blocking put + quiet from malloc'ed memory, 2 cores, the model executing doorbells in their
+// fault): at 64 KiB a cache hit takes 0.64x the bounce path and a miss (register + deregister)
+// 1.6x; at 128 KiB a hit 0.5x and a miss 1.04x (at 32 KiB a hit gains nothing). Real HCAs pin
+// pages at registration, which makes misses dearer, and skip the bounce copy's memcpy, which
+// makes hits better; caching starts where fewer than two hits repay one miss.
 //
 // Signaling. Only every kSignalEvery-th WQE asks for a completion, plus every WQE that carries a
 // bounce slot, a cache reference or a fetch result; completions of a QP come in order, so one
@@ -111,7 +112,7 @@ class Transport {
  public:
   // The lanes by number (a table of fixed size for the transport's life).
   using LaneTable = const std::unique_ptr<Lane> *;
-  static constexpr size_t kCacheThreshold = 256 * 1024;  // unregistered: cache from here up
+  static constexpr size_t kCacheThreshold = 64 * 1024;  // unregistered: cache from here up
   // A queue pair's wait for an acknowledgement before it sends again (HOSHMEM_RC_TIMEOUT):
   // 4.096 us * 2^18 = 1.07 s (UCX's default is 1 s), 7 tries: a peer that is only slow (a loaded
   // node, a 1 MiB zero-copy message through a software HCA) is not declared dead.
