@@ -28,8 +28,8 @@ namespace {
 
 std::string g_self;  // this executable, for child processes
 
-uint64_t bswap64(uint64_t v) { return __builtin_bswap64(v); }
-uint32_t bswap32(uint32_t v) { return __builtin_bswap32(v); }
+inline uint64_t bswap64(uint64_t v) { return __builtin_bswap64(v); }
+inline uint32_t bswap32(uint32_t v) { return __builtin_bswap32(v); }
 
 struct Dev {
   ibv_context* ctx = nullptr;
@@ -51,7 +51,7 @@ struct Dev {
   }
 };
 
-ibv_qp* make_rc(Dev& d, ibv_cq* cq, bool raw = false, int access = IBV_ACCESS_REMOTE_WRITE |
+inline ibv_qp* make_rc(Dev& d, ibv_cq* cq, bool raw = false, int access = IBV_ACCESS_REMOTE_WRITE |
                                                                  IBV_ACCESS_REMOTE_READ |
                                                                  IBV_ACCESS_REMOTE_ATOMIC,
                  bool sig_all = false) {
@@ -87,7 +87,7 @@ ibv_qp* make_rc(Dev& d, ibv_cq* cq, bool raw = false, int access = IBV_ACCESS_RE
 }
 
 // `depth`: the initiator depth (max_rd_atomic) and responder resources (max_dest_rd_atomic).
-int connect_rc(ibv_qp* qp, uint32_t remote, uint16_t lid, int rnr_retry = 7, int timeout = 10,
+inline int connect_rc(ibv_qp* qp, uint32_t remote, uint16_t lid, int rnr_retry = 7, int timeout = 10,
                int retry = 2, uint8_t depth = 16) {
   ibv_qp_attr m{};
   m.qp_state = IBV_QPS_RTR;
@@ -109,6 +109,77 @@ int connect_rc(ibv_qp* qp, uint32_t remote, uint16_t lid, int rnr_retry = 7, int
   m.max_rd_atomic = depth;
   return ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
                                    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+// A DC target in RTR receiving from `srq`, with access key `key` and remote `access` flags.
+inline ibv_qp* make_dct(Dev& d, ibv_cq* cq, ibv_srq* srq, uint64_t key, int access) {
+  ibv_qp_init_attr_ex a{};
+  a.qp_type = IBV_QPT_DRIVER;
+  a.send_cq = a.recv_cq = cq;
+  a.srq = srq;
+  a.pd = d.pd;
+  a.comp_mask = IBV_QP_INIT_ATTR_PD;
+  mlx5dv_qp_init_attr dv{};
+  dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
+  dv.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCT;
+  dv.dc_init_attr.dct_access_key = key;
+  ibv_qp* dct = mlx5dv_create_qp(d.ctx, &a, &dv);
+  if (!dct) return nullptr;
+  ibv_qp_attr m{};
+  m.qp_state = IBV_QPS_INIT;
+  m.port_num = 1;
+  m.qp_access_flags = access;
+  m.path_mtu = IBV_MTU_4096;
+  m.min_rnr_timer = 1;
+  if (ibv_modify_qp(dct, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
+      (m.qp_state = IBV_QPS_RTR,
+       ibv_modify_qp(dct, &m, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_MIN_RNR_TIMER))) {
+    ibv_destroy_qp(dct);
+    return nullptr;
+  }
+  return dct;
+}
+
+// What a DC initiator is created and moved to RTS with.
+struct DciAttr {
+  uint32_t depth = 64, max_inline = 0;
+  uint64_t send_ops = 0;  // IBV_QP_EX_WITH_*
+  uint8_t timeout = 14, retry_cnt = 7, max_rd_atomic = 1;
+};
+
+// A DC initiator in RTS (rnr_retry 7: retry forever).
+inline ibv_qp* make_dci(Dev& d, ibv_cq* cq, const DciAttr& at) {
+  ibv_qp_init_attr_ex a{};
+  a.qp_type = IBV_QPT_DRIVER;
+  a.send_cq = a.recv_cq = cq;
+  a.cap.max_send_wr = at.depth;
+  a.cap.max_send_sge = 1;
+  a.cap.max_inline_data = at.max_inline;
+  a.pd = d.pd;
+  a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+  a.send_ops_flags = at.send_ops;
+  mlx5dv_qp_init_attr dv{};
+  dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
+  dv.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCI;
+  ibv_qp* dci = mlx5dv_create_qp(d.ctx, &a, &dv);
+  if (!dci) return nullptr;
+  ibv_qp_attr m{};
+  m.qp_state = IBV_QPS_INIT;
+  m.port_num = 1;
+  m.path_mtu = IBV_MTU_4096;
+  m.timeout = at.timeout;
+  m.retry_cnt = at.retry_cnt;
+  m.rnr_retry = 7;
+  m.max_rd_atomic = at.max_rd_atomic;
+  if (ibv_modify_qp(dci, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT) ||
+      (m.qp_state = IBV_QPS_RTR, ibv_modify_qp(dci, &m, IBV_QP_STATE | IBV_QP_PATH_MTU)) ||
+      (m.qp_state = IBV_QPS_RTS,
+       ibv_modify_qp(dci, &m, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))) {
+    ibv_destroy_qp(dci);
+    return nullptr;
+  }
+  return dci;
 }
 
 inline uint16_t lid_of(Dev& d) {

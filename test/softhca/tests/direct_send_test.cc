@@ -157,67 +157,6 @@ ibv_qp* make_rc_on_srq(Dev& d, ibv_cq* cq, ibv_srq* srq) {
   return qp;
 }
 
-// A DCT in RTR with the access key kDcKey, receiving from `srq`.
-ibv_qp* make_dct(Dev& d, ibv_cq* cq, ibv_srq* srq) {
-  ibv_qp_init_attr_ex a{};
-  a.qp_type = IBV_QPT_DRIVER;
-  a.send_cq = a.recv_cq = cq;
-  a.srq = srq;
-  a.pd = d.pd;
-  a.comp_mask = IBV_QP_INIT_ATTR_PD;
-  mlx5dv_qp_init_attr dv{};
-  dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
-  dv.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCT;
-  dv.dc_init_attr.dct_access_key = kDcKey;
-  ibv_qp* dct = mlx5dv_create_qp(d.ctx, &a, &dv);
-  if (!dct) return nullptr;
-  ibv_qp_attr m{};
-  m.qp_state = IBV_QPS_INIT;
-  m.port_num = 1;
-  m.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-  if (ibv_modify_qp(dct, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-    return nullptr;
-  m.qp_state = IBV_QPS_RTR;
-  m.path_mtu = IBV_MTU_4096;
-  m.min_rnr_timer = 1;
-  if (ibv_modify_qp(dct, &m, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_MIN_RNR_TIMER)) return nullptr;
-  return dct;
-}
-
-// A DCI in RTS that can send (with immediate too).
-ibv_qp* make_dci(Dev& d, ibv_cq* cq) {
-  ibv_qp_init_attr_ex a{};
-  a.qp_type = IBV_QPT_DRIVER;
-  a.send_cq = a.recv_cq = cq;
-  a.cap.max_send_wr = 64;
-  a.cap.max_send_sge = 1;
-  a.cap.max_inline_data = 64;
-  a.pd = d.pd;
-  a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-  a.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
-  mlx5dv_qp_init_attr dv{};
-  dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
-  dv.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCI;
-  ibv_qp* dci = mlx5dv_create_qp(d.ctx, &a, &dv);
-  if (!dci) return nullptr;
-  ibv_qp_attr m{};
-  m.qp_state = IBV_QPS_INIT;
-  m.port_num = 1;
-  if (ibv_modify_qp(dci, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT)) return nullptr;
-  m.qp_state = IBV_QPS_RTR;
-  m.path_mtu = IBV_MTU_4096;
-  if (ibv_modify_qp(dci, &m, IBV_QP_STATE | IBV_QP_PATH_MTU)) return nullptr;
-  m.qp_state = IBV_QPS_RTS;
-  m.timeout = 14;
-  m.retry_cnt = 7;
-  m.rnr_retry = 7;
-  m.max_rd_atomic = 1;
-  if (ibv_modify_qp(dci, &m, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                 IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-    return nullptr;
-  return dci;
-}
-
 // ---- the receiver -----------------------------------------------------------------------------
 
 // A CQ read by owner bit, as a backend does it: no verbs call, so the receiver never counts as
@@ -306,7 +245,7 @@ int peer_receiver() {
     if (own_rq(sc.kind)) qp = make_rc(d, cq);
     else if (sc.kind == Kind::kSrq && srq) qp = make_rc_on_srq(d, cq, srq);
     else if (sc.kind == Kind::kUd) qp = make_ud(d, cq, kMaxRecvs);
-    else if (sc.kind == Kind::kDc && srq) qp = make_dct(d, cq, srq);
+    else if (sc.kind == Kind::kDc && srq) qp = make_dct(d, cq, srq, kDcKey, IBV_ACCESS_REMOTE_WRITE);
   }
   RawCq rcq;
   if (!qp || !mr || (sc.kind == Kind::kArmed && !ch) || !rcq.init(cq)) return 3;
@@ -492,7 +431,8 @@ int peer_sender() {
   if (!d->ctx || !t->cq) return 3;
   t->mr = ibv_reg_mr(d->pd, t->buf, sizeof t->buf, IBV_ACCESS_LOCAL_WRITE);
   if (sc.kind == Kind::kUd) t->qp = make_ud(*d, t->cq, 64);
-  else if (sc.kind == Kind::kDc) t->qp = make_dci(*d, t->cq);
+  else if (sc.kind == Kind::kDc)
+    t->qp = make_dci(*d, t->cq, {64, 64, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM});
   else t->qp = make_rc(*d, t->cq);
   if (!t->qp || !t->mr) return 4;
   if (sc.kind != Kind::kUd && sc.kind != Kind::kDc &&

@@ -29,58 +29,10 @@ struct DcPair {
     sa.attr.max_wr = 16;
     sa.attr.max_sge = 1;
     srq = ibv_create_srq(d.pd, &sa);
-    ibv_qp_init_attr_ex a{};
-    a.qp_type = IBV_QPT_DRIVER;
-    a.send_cq = a.recv_cq = cq;
-    a.srq = srq;
-    a.pd = d.pd;
-    a.comp_mask = IBV_QP_INIT_ATTR_PD;
-    mlx5dv_qp_init_attr dv{};
-    dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
-    dv.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCT;
-    dv.dc_init_attr.dct_access_key = kKey;
-    dct = mlx5dv_create_qp(d.ctx, &a, &dv);
-    if (!dct) return;
-    ibv_qp_attr m{};
-    m.qp_state = IBV_QPS_INIT;
-    m.port_num = 1;
-    m.qp_access_flags = int(dct_access);
-    if (ibv_modify_qp(dct, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-      return;
-    m.qp_state = IBV_QPS_RTR;
-    m.path_mtu = IBV_MTU_4096;
-    m.min_rnr_timer = 1;
-    if (ibv_modify_qp(dct, &m, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_MIN_RNR_TIMER)) return;
-    ibv_qp_init_attr_ex b{};
-    b.qp_type = IBV_QPT_DRIVER;
-    b.send_cq = b.recv_cq = cq;
-    b.cap.max_send_wr = uint32_t(depth);
-    b.cap.max_send_sge = 1;
-    b.pd = d.pd;
-    b.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-    b.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
-                       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
-    mlx5dv_qp_init_attr dv2{};
-    dv2.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
-    dv2.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCI;
-    ibv_qp* q = mlx5dv_create_qp(d.ctx, &b, &dv2);
-    if (!q) return;
-    ibv_qp_attr n{};
-    n.qp_state = IBV_QPS_INIT;
-    n.port_num = 1;
-    if (ibv_modify_qp(q, &n, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT)) return;
-    n.qp_state = IBV_QPS_RTR;
-    n.path_mtu = IBV_MTU_4096;
-    if (ibv_modify_qp(q, &n, IBV_QP_STATE | IBV_QP_PATH_MTU)) return;
-    n.qp_state = IBV_QPS_RTS;
-    n.timeout = 8;
-    n.retry_cnt = 1;
-    n.rnr_retry = 7;
-    n.max_rd_atomic = 16;
-    if (ibv_modify_qp(q, &n, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                 IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-      return;
-    dci = q;
+    if (!srq || !(dct = make_dct(d, cq, srq, kKey, int(dct_access)))) return;
+    dci = make_dci(d, cq, {uint32_t(depth), 0, IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
+                                               IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
+                           8, 1, 16});
   }
   ~DcPair() {
     if (dci) ibv_destroy_qp(dci);
@@ -327,7 +279,9 @@ TEST(Wrap, ReceiveQueueAndSrqCounters) {
           ibv_wc wc = wait_wc(cq);
           ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << (use_srq ? "srq " : "rq ") << base + j;
           if (wc.qp_num != b->qp_num) continue;
-          if (!use_srq) ASSERT_EQ(wc.wr_id, uint64_t(base + j));
+          if (!use_srq) {
+            ASSERT_EQ(wc.wr_id, uint64_t(base + j));
+          }
           ASSERT_EQ(rbuf[j], uint64_t(base + j));
         }
       }

@@ -1281,7 +1281,9 @@ TEST_F(UdPair, MtuLimit) {
   for (int i = 0; i < 2; ++i) {
     ibv_wc wc = wait_wc(cq);
     ASSERT_EQ(wc.status, IBV_WC_SUCCESS);
-    if (wc.opcode == IBV_WC_RECV) EXPECT_EQ(wc.byte_len, mtu + 40);
+    if (wc.opcode == IBV_WC_RECV) {
+      EXPECT_EQ(wc.byte_len, mtu + 40);
+    }
   }
   EXPECT_EQ(memcmp(rbuf.data() + 40, sbuf.data(), mtu), 0);
   recv(tx, 1);  // the sender's own receive queue must survive its send error
@@ -1649,7 +1651,9 @@ TEST_F(UdPair, RawWqeWithDatagramAndInlineSegments) {
   for (int i = 0; i < 2; ++i) {
     ibv_wc wc = wait_wc(cq);
     ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << "a 180-byte inline segment in a 4-BB WQE";
-    if (wc.qp_num != raw->qp_num) EXPECT_EQ(wc.byte_len, sizeof big + 40);
+    if (wc.qp_num != raw->qp_num) {
+      EXPECT_EQ(wc.byte_len, sizeof big + 40);
+    }
   }
   EXPECT_EQ(memcmp(rbuf.data() + 40, big, sizeof big), 0);
 
