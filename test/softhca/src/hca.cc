@@ -1075,6 +1075,12 @@ void drop_partial_send(const Qp* qp, uint32_t node, uint32_t qpn) {
 
 }  // namespace
 
+void forget_partial_sends(const Qp* qp) {
+  std::lock_guard<std::mutex> g(g_partial_mu);
+  for (auto it = g_partial_sends.begin(); it != g_partial_sends.end();)
+    it = std::get<0>(it->first) == qp ? g_partial_sends.erase(it) : std::next(it);
+}
+
 void Hca::on_req(const uint8_t* body, uint32_t len) {
   ReqMsg m;
   if (len < sizeof m) return;

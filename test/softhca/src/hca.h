@@ -60,6 +60,8 @@ void put_cqe_data(uint32_t cqe_sz, uint8_t* entry, mlx5_cqe64* c, const void* da
 const uint8_t* cqe_scatter_data(const mlx5_cqe64* c, uint8_t op_own);
 bool copy_cqe_to_send_wqe(Qp* qp, uint16_t idx, const uint8_t* data, uint32_t len);
 bool copy_cqe_to_recv_wqe(Qp* qp, uint16_t idx, const uint8_t* data, uint32_t len);
+// What arrived of long sends to `qp` is dropped (the QP is reset or destroyed).
+void forget_partial_sends(const Qp* qp);
 // mlx5dv_create_qp creation flags (qp_flags.cc): 0 or the errno rdma-core/the kernel give.
 int check_dv_create_flags(const mlx5dv_qp_init_attr* dv);
 

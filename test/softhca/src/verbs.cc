@@ -1529,6 +1529,7 @@ int softhca_v11_ibv_modify_qp(ibv_qp* ibqp, ibv_qp_attr* a, int mask) {
     qp->out.clear();
     qp->sq_pi = qp->sq_ci = qp->hw_ci = 0;
     qp->rq_pi = qp->rq_ci = 0;
+    forget_partial_sends(qp);
     h.fab().lock_direct(h.fab().node());
     h.fab().qpn_entry(ibqp->qp_num).rq_hw_ci = 0;
     h.fab().unlock_direct(h.fab().node());
@@ -1557,6 +1558,7 @@ int softhca_v11_ibv_destroy_qp(ibv_qp* ibqp) {
     std::unique_lock<std::shared_mutex> g(h.tables);
     h.qps.erase(ibqp->qp_num);
   }
+  forget_partial_sends(qp);  // the model no longer finds it: nothing adds to them now
   h.fab().free_qpn(ibqp->qp_num);
   if (!qp->devx) {  // a DevX QP's queues, doorbell record and UAR page are the program's
     untrap_bf_page(qp);
