@@ -309,6 +309,11 @@ int Fabric::send(uint32_t node, uint32_t gen, MsgType type, const void* a, size_
 
 void Fabric::lock_direct(uint32_t node) {
   if (node != node_) return lock_robust(&shm_->nodes[node].direct);
+  // The owner announces itself only when it has to wait: its uncontended takes (every CQE it
+  // writes) must not turn requesters away to the message path.
+  int r = pthread_mutex_trylock(&shm_->nodes[node].direct);
+  if (r == EOWNERDEAD) pthread_mutex_consistent(&shm_->nodes[node].direct);
+  if (r == 0 || r == EOWNERDEAD) return;
   shm_->nodes[node].owner_waiting.fetch_add(1);
   lock_robust(&shm_->nodes[node].direct);
   shm_->nodes[node].owner_waiting.fetch_sub(1);
