@@ -4,7 +4,8 @@
 # unmodified ucx_perftest pairs (perf/ucx/pair.sh: server and client each a node of its own) of
 # ucp_put_lat, ucp_fadd and ucp_am_lat on rc_verbs (ibv_post_send/ibv_poll_cq: the model runs
 # inside those calls) and on each mlx5 transport (raw WQEs, BlueFlame doorbell stores, CQEs read
-# from memory: the model runs in the doorbell store's fault and in its message thread).
+# from memory: the model runs in the doorbell store's fault, sends included, writing into the peer
+# with process_vm_writev; responses and the message path run in its message thread).
 # Prints each median and its ratio to rc_verbs' median of the same test in this run.
 # Default transports: rc_mlx5 dc_mlx5 ud_mlx5, with UCX's defaults (the DevX path where the model
 # offers it); e.g. UCX_IB_MLX5_DEVX=n perf/ucx/model_speed.sh for the verbs-created mlx5 objects.
