@@ -704,7 +704,7 @@ int run_big_messages(bool limit_1mib) {
   ibv_mr* md = ibv_reg_mr(d.pd, dst, room, acc);
   if (!ms || !md) return 6;
   for (size_t i = 0; i < n; ++i) src[i] = uint8_t(i * 131 + (i >> 20));
-  auto post = [&](ibv_wr_opcode op, uint8_t* local, size_t len, uint8_t* remote) {
+  auto send = [&](ibv_wr_opcode op, uint8_t* local, size_t len, uint8_t* remote) {
     ibv_sge sg{uint64_t(uintptr_t(local)), uint32_t(len), ms->lkey};
     ibv_send_wr wr{}, *bad;
     wr.sg_list = &sg;
@@ -714,7 +714,10 @@ int run_big_messages(bool limit_1mib) {
     wr.imm_data = htonl(7);
     wr.wr.rdma.remote_addr = uint64_t(uintptr_t(remote));
     wr.wr.rdma.rkey = md->rkey;
-    if (ibv_post_send(a, &wr, &bad)) return IBV_WC_GENERAL_ERR;
+    return ibv_post_send(a, &wr, &bad);
+  };
+  auto post = [&](ibv_wr_opcode op, uint8_t* local, size_t len, uint8_t* remote) {
+    if (send(op, local, len, remote)) return IBV_WC_GENERAL_ERR;
     return wait_wc(cq).status;
   };
   int rc = 0;
@@ -741,16 +744,7 @@ int run_big_messages(bool limit_1mib) {
       rw.wr_id = 99;
       if (ibv_post_recv(b, &rw, &rbad)) return 13;
       for (size_t i = 0; i < (3u << 20); ++i) src[i] = uint8_t(i * 7 + 1);
-      ibv_sge sg{uint64_t(uintptr_t(src)), 3u << 20, ms->lkey};
-      ibv_send_wr wr{}, *bad;
-      wr.sg_list = &sg;
-      wr.num_sge = 1;
-      wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-      wr.send_flags = IBV_SEND_SIGNALED;
-      wr.imm_data = htonl(7);
-      wr.wr.rdma.remote_addr = uint64_t(uintptr_t(dst));
-      wr.wr.rdma.rkey = md->rkey;
-      if (ibv_post_send(a, &wr, &bad)) return 14;
+      if (send(IBV_WR_RDMA_WRITE_WITH_IMM, src, 3u << 20, dst)) return 14;
       bool got_req = false, got_resp = false;
       for (int i = 0; i < 2; ++i) {
         ibv_wc wc = wait_wc(cq);

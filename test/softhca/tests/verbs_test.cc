@@ -621,55 +621,12 @@ TEST(Dc, DciSwitchesTargets) {
   ASSERT_NE(srq, nullptr);
   ibv_qp* dct[2];
   for (int i = 0; i < 2; ++i) {
-    ibv_qp_init_attr_ex a{};
-    a.qp_type = IBV_QPT_DRIVER;
-    a.send_cq = a.recv_cq = cq;
-    a.srq = srq;
-    a.pd = d.pd;
-    a.comp_mask = IBV_QP_INIT_ATTR_PD;
-    mlx5dv_qp_init_attr dv{};
-    dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
-    dv.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCT;
-    dv.dc_init_attr.dct_access_key = 0xabc0 + i;
-    dct[i] = mlx5dv_create_qp(d.ctx, &a, &dv);
+    dct[i] = make_dct(d, cq, srq, 0xabc0 + i, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
     ASSERT_NE(dct[i], nullptr);
-    ibv_qp_attr m{};
-    m.qp_state = IBV_QPS_INIT;
-    m.port_num = 1;
-    m.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
-    ASSERT_EQ(ibv_modify_qp(dct[i], &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
-    m.qp_state = IBV_QPS_RTR;
-    m.path_mtu = IBV_MTU_4096;
-    m.min_rnr_timer = 1;
-    ASSERT_EQ(ibv_modify_qp(dct[i], &m, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_MIN_RNR_TIMER), 0);
   }
-  ibv_qp_init_attr_ex a{};
-  a.qp_type = IBV_QPT_DRIVER;
-  a.send_cq = a.recv_cq = cq;
-  a.cap.max_send_wr = 16;
-  a.cap.max_send_sge = 1;
-  a.pd = d.pd;
-  a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-  a.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
-  mlx5dv_qp_init_attr dv{};
-  dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
-  dv.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCI;
-  ibv_qp* dci = mlx5dv_create_qp(d.ctx, &a, &dv);
+  ibv_qp* dci = make_dci(d, cq, {16, 0, IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
+                                 8, 1, 16});
   ASSERT_NE(dci, nullptr);
-  ibv_qp_attr m{};
-  m.qp_state = IBV_QPS_INIT;
-  m.port_num = 1;
-  ASSERT_EQ(ibv_modify_qp(dci, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT), 0);
-  m.qp_state = IBV_QPS_RTR;
-  m.path_mtu = IBV_MTU_4096;
-  ASSERT_EQ(ibv_modify_qp(dci, &m, IBV_QP_STATE | IBV_QP_PATH_MTU), 0);
-  m.qp_state = IBV_QPS_RTS;
-  m.timeout = 8;
-  m.retry_cnt = 1;
-  m.rnr_retry = 7;
-  m.max_rd_atomic = 16;
-  ASSERT_EQ(ibv_modify_qp(dci, &m, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                        IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), 0);
   static uint64_t words[2], result;
   ibv_mr* mr = ibv_reg_mr(d.pd, words, sizeof words, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
   ibv_mr* mres = ibv_reg_mr(d.pd, &result, 8, IBV_ACCESS_LOCAL_WRITE);
