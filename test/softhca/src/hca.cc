@@ -322,12 +322,15 @@ void Hca::publish_srq(Srq* srq, bool on) {
 
 RecvQueue Hca::recv_queue(Qp* qp) {
   if (qp->srq) return rq_of(*qp->srq->st);
-  RecvQueue q = rq_of(fab_.qpn_entry(qp->qpx.qp_base.qp_num));
-  q.buf = uint64_t(uintptr_t(qp->rq_buf));  // published with the QP's first transition
+  // The ring from the QP itself (the fabric has it only from the first transition on), the
+  // consumer counter from the fabric, where requesters executing sends advance it too.
+  RecvQueue q;
+  q.buf = uint64_t(uintptr_t(qp->rq_buf));
   q.dbrec = uint64_t(uintptr_t(qp->dbrec));
   q.cnt = qp->rq_buf ? qp->rq_cnt : 0;
   q.stride = qp->rq_stride;
   q.nsegs = qp->rq_stride / 16;
+  q.hw_ci = &fab_.qpn_entry(qp->qpx.qp_base.qp_num).rq_hw_ci;
   return q;
 }
 

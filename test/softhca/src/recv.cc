@@ -7,7 +7,7 @@
 
 namespace softhca {
 
-RecvQueue rq_of(const QpnEntry& e) {
+RecvQueue rq_of(QpnEntry& e) {
   RecvQueue q;
   q.buf = e.rq_buf;
   q.dbrec = e.rq_dbrec;
@@ -15,7 +15,7 @@ RecvQueue rq_of(const QpnEntry& e) {
   q.stride = e.rq_stride;
   q.seg_off = 0;
   q.nsegs = e.rq_stride / 16;
-  q.hw_ci = const_cast<uint32_t*>(&e.rq_hw_ci);
+  q.hw_ci = &e.rq_hw_ci;
   return q;
 }
 
@@ -162,7 +162,7 @@ bool Hca::try_direct_send(Qp* qp, const DirectSend& d, const std::vector<uint8_t
   uint32_t notify_cqn = 0;
   fab_.lock_direct(d.node);
   do {
-    const QpnEntry& e = fab_.qpn_entry(d.dst_qpn);
+    QpnEntry& e = fab_.qpn_entry(d.dst_qpn);
     if (!e.used.load(std::memory_order_acquire) || e.node != d.node || e.gen != d.gen ||
         !e.accepting || e.type != d.type)
       break;

@@ -22,7 +22,7 @@ struct RecvQueue {
   bool srq = false;                 // SRQ CQEs name the ring slot, RQ CQEs the 16-bit counter
   uint32_t* hw_ci = nullptr;        // the device's consumer counter (SrqSlot/QpnEntry)
 };
-RecvQueue rq_of(const QpnEntry& e);
+RecvQueue rq_of(QpnEntry& e);
 RecvQueue rq_of(SrqSlot& s);
 
 struct RecvWqe {
