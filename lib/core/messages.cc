@@ -92,14 +92,15 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
   // them to arrive by quiet.
   void put(int pe, void *sym, const void *source, size_t bytes) {
     const size_t chunk = transport.max_message() - sizeof(Place);
-    thread_local std::vector<uint8_t> m;  // the message: header, then the bytes
+    // The message: header, then the bytes. One allocation per put, not a thread_local buffer:
+    // exit() destroys thread_locals before the implicit finalize runs, and its barrier puts.
+    std::vector<uint8_t> m(sizeof(Place) + std::min(chunk, bytes));
     for (size_t off = 0; off < bytes; off += chunk) {
       const size_t n = std::min(chunk, bytes - off);
       const Place p = file_place(kPut, static_cast<char *>(sym) + off, n, pe);
-      m.resize(sizeof p + n);
       memcpy(m.data(), &p, sizeof p);
       memcpy(m.data() + sizeof p, static_cast<const char *>(source) + off, n);
-      transport.post(pe, m.data(), m.size());
+      transport.post(pe, m.data(), sizeof p + n);
     }
   }
   void get(int pe, void *dest, const void *sym, size_t bytes, bool nbi) {

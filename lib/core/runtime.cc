@@ -60,6 +60,12 @@ bool node_is_oversubscribed(Bootstrap &boot) {
 // run unchanged. A non-zero exit does not: that PE stays "exited without finalize" for the
 // launcher, which tears the job down at once instead of letting the other PEs wait for it. Only a
 // finalized PE disconnects from the launcher cleanly.
+//
+// exit() runs its handlers in the reverse order of their registration, the destructors of
+// function-local statics (ours, libstdc++'s, the verbs provider's) among them. A static first
+// constructed after this handler was registered is destroyed before it runs. So the handler is
+// registered at the end of the first init, after everything init creates, and the state the
+// finalize needs lives in `rt` (constructed when the library is loaded, destroyed after).
 void finish_at_exit(int status, void *) {
   if (status == 0)
     while (rt.initialized) runtime_finalize();
@@ -97,7 +103,6 @@ void runtime_init(int requested, int *provided, const char *routine) {
   // and it is closed at exit, which is where the launcher expects a finalized PE to disconnect.
   if (!rt.boot) {
     rt.boot = make_bootstrap();
-    on_exit(finish_at_exit, nullptr);
   } else {
     rt.boot->begin_session();
   }
@@ -171,7 +176,7 @@ void runtime_init(int requested, int *provided, const char *routine) {
   // Writes by RDMA from another node ring no doorbell: poll, then back off.
   if (spans_nodes) rt.wait.first_sleep_ns = std::min(10 * 1000L, rt.wait.sleep_timeout_ns);
 
-  static std::vector<shm::ControlBlock *> controls;
+  std::vector<shm::ControlBlock *> &controls = rt.controls;
   controls.assign(rt.npes, nullptr);
   rt.cpu_atomics_table = std::make_unique<bool[]>(rt.npes);
   for (int pe = 0; pe < rt.npes; ++pe) {
@@ -205,6 +210,10 @@ void runtime_init(int requested, int *provided, const char *routine) {
   rt.initialized = true;
   publish_fast_path();
   rt.barrier.run();
+  if (!rt.exit_hook_set) {  // last: see finish_at_exit
+    on_exit(finish_at_exit, nullptr);
+    rt.exit_hook_set = true;
+  }
 
   if (rt.me == 0 && rt.config.info) runtime_print_info(stdout);
   else if (rt.me == 0 && rt.config.version) printf("%s\n", runtime_build_string());

@@ -47,6 +47,11 @@ struct Runtime {
   WorldBarrier barrier;
   std::recursive_mutex setup_mutex;  // init/finalize/malloc family: collective, one thread at a time
   std::unique_ptr<bool[]> cpu_atomics_table;
+  // What `control` points into. Owned here, by the global itself, and not by a function-local
+  // static: such a static is destroyed at exit before the implicit finalize runs (see
+  // runtime.cc, finish_at_exit), and the finalize's barrier needs it.
+  std::vector<shm::ControlBlock *> controls;
+  bool exit_hook_set = false;  // finish_at_exit is registered
 };
 
 extern Runtime rt;
