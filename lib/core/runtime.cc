@@ -319,9 +319,16 @@ void report_not_symmetric(const void *addr, int pe, const char *routine) {
         "the executable's globals", addr, pe);
 }
 
-void report_out_of_bounds(const void *addr, size_t len, size_t room, const char *routine) {
-  fatal(routine, "%zu bytes at %p run past the end of the symmetric segment (%zu bytes left)", len,
-        addr, room);
+void report_out_of_bounds(const void *addr, size_t len, size_t room, const char *routine, int pe) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  const char *segment = a - rt.space.heap.base < rt.space.heap.size ? "symmetric heap"
+                        : a - rt.space.data.base < rt.space.data.size ? "global variables"
+                                                                      : "symmetric segment";
+  if (pe < 0)
+    fatal(routine, "%zu bytes at %p run %zu bytes past the end of the %s", len, addr,
+          len - room, segment);
+  fatal(routine, "%zu bytes at %p run %zu bytes past the end of PE %d's %s", len, addr,
+        len - room, pe, segment);
 }
 
 void report_misaligned(const void *addr, size_t alignment, const char *routine) {
@@ -337,7 +344,7 @@ void check_off_node(const void *sym, size_t len, int pe, const char *routine) {
     room = rt.space.data.size - off;
   else
     report_not_symmetric(sym, pe, routine);
-  if (rt.debug && len > room) report_out_of_bounds(sym, len, room, routine);
+  if (len > room) report_out_of_bounds(sym, len, room, routine, pe);
 }
 
 void report_null(const char *what, const char *routine) {
