@@ -40,6 +40,8 @@ RdmaAddPath rdma_add_path;
 namespace {
 
 [[noreturn]] void rc_failed(int pe, const char *cause) {
+  if (rc::means_peer_lost(cause))  // it died, most likely: the launcher names it (error.h)
+    fatal_peer_lost("RDMA", "operation on PE %d failed: %s", pe, cause);
   fatal("RDMA", "operation on PE %d failed: %s", pe, cause);
 }
 

@@ -29,6 +29,7 @@ void abort_job(int status, const char *message) {
 }
 
 constexpr const char *kCpusKey = "hoshmem.cpus";
+constexpr int kPeerLostGraceMs = 5000;  // see set_peer_lost_grace
 
 // True when the PEs of this node cannot each have a CPU of their own: more PEs than the CPUs they
 // may run on together, or two PEs bound to the same single CPU. Spinning would then only steal
@@ -108,6 +109,9 @@ void runtime_init(int requested, int *provided, const char *routine) {
   }
   Bootstrap &boot = *rt.boot;
   set_error_identity(boot.rank());
+  // A launcher tears the job down within about a second of a PE's death and names it; a PE that
+  // finds a peer silent first waits that long, so the line users see names the dead PE.
+  set_peer_lost_grace(boot.size() > 1 ? kPeerLostGraceMs : 0);
   rt.config = load_config();
   rt.me = boot.rank();
   rt.npes = boot.size();

@@ -9,6 +9,8 @@ def shmem_test(
         expect_stderr = None,
         expect_output = None,
         no_survivors = False,
+        stderr_lines = None,
+        no_leftovers = False,
         timeout_s = 120,
         copts = [],
         binary = None,
@@ -24,6 +26,9 @@ def shmem_test(
       expect_stderr: extended regex (or list) that must match a line of stderr; "{np}" -> N
       expect_output: same, matched against stdout + stderr
       no_survivors:  no PE process may outlive the launcher (programs record their PIDs)
+      stderr_lines:  stderr must have exactly this many lines
+      no_leftovers:  nothing of the job may be left in /dev/shm (over softhca: the model's
+                     segment has no live node and is removed by the model's next start)
       copts:         extra compiler flags (e.g. -DHOSHMEM_NO_INLINE: every call into the library)
       binary:        run this program (a target of an earlier shmem_test) instead of building one
       requires_cpu:  /proc/cpuinfo flags the run needs (space-separated); without them the test
@@ -59,7 +64,9 @@ def shmem_test(
         status = "0"
     else:
         status = str(expect_fail)
-    _runs(name, binary, nps, env, status, expect_stderr, expect_output, no_survivors,
+    checks = struct(no_survivors = no_survivors, stderr_lines = stderr_lines,
+                    no_leftovers = no_leftovers)
+    _runs(name, binary, nps, env, status, expect_stderr, expect_output, checks,
           requires_cpu, softhca, timeout_s, tags)
     if across_nodes:
         modes = [("", "hw", "rc", "across_nodes"), ("_dc", "hw", "dc", "across_nodes_dc")]
@@ -79,14 +86,14 @@ def shmem_test(
                     status,
                     expect_stderr,
                     expect_output,
-                    no_survivors,
+                    checks,
                     requires_cpu,
                     True,
                     timeout_s,
                     tags + [tag],
                 )
 
-def _runs(name, binary, nps, env, status, expect_stderr, expect_output, no_survivors,
+def _runs(name, binary, nps, env, status, expect_stderr, expect_output, checks,
           requires_cpu, softhca, timeout_s, tags):
     """One sh_test `name_np<N>` per N, running `binary` through run_test.sh."""
     args = ["--timeout", str(timeout_s), "--expect-status", status]
@@ -100,8 +107,12 @@ def _runs(name, binary, nps, env, status, expect_stderr, expect_output, no_survi
         for r in res:
             # args undergo Make-variable expansion and shell tokenization
             args += [flag, "'" + r.replace("$", "$$") + "'"]
-    if no_survivors:
+    if checks.no_survivors:
         args.append("--no-survivors")
+    if checks.stderr_lines != None:
+        args += ["--stderr-lines", str(checks.stderr_lines)]
+    if checks.no_leftovers:
+        args.append("--no-leftovers")
     if requires_cpu:
         args += ["--requires-cpu", "'%s'" % requires_cpu]
     data = [":" + binary, "//tools/oshrun:oshrun"]

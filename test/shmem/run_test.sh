@@ -13,6 +13,10 @@
 #                            goes first in LD_LIBRARY_PATH), in a fabric of this run's own
 #     --requires-cpu FLAGS   CPU flags (/proc/cpuinfo) the run needs; if one is missing, say so
 #                            and pass without running
+#     --no-leftovers         nothing of the job is left in /dev/shm: the library makes nothing
+#                            there, and (over softhca) the model's segment of this run has no
+#                            live node, so the model's next start removes it
+#     --stderr-lines N       stderr has exactly N lines (a failing job says one thing, once)
 #     --no-survivors         the program writes its PID to $SHTEST_PIDDIR/<pe>; after the launcher
 #                            exits, none of those processes may still be alive (5 s grace)
 #
@@ -20,7 +24,7 @@
 # On any failure the captured stdout/stderr are printed.
 set -u
 
-np=2 timeout_s=120 expect_status=0 no_survivors=0 requires_cpu="" softhca=""
+np=2 timeout_s=120 expect_status=0 no_survivors=0 requires_cpu="" softhca="" stderr_lines="" no_leftovers=0
 envs=() stderr_res=() output_res=()
 while [[ $# -gt 2 ]]; do
   case "$1" in
@@ -31,6 +35,8 @@ while [[ $# -gt 2 ]]; do
     --expect-stderr) stderr_res+=("$2"); shift 2 ;;
     --expect-output) output_res+=("$2"); shift 2 ;;
     --no-survivors) no_survivors=1; shift ;;
+    --stderr-lines) stderr_lines=$2; shift 2 ;;
+    --no-leftovers) no_leftovers=1; shift ;;
     --requires-cpu) requires_cpu=$2; shift 2 ;;
     --softhca) softhca=$2; shift 2 ;;
     *) echo "run_test.sh: unknown option $1" >&2; exit 2 ;;
@@ -87,6 +93,10 @@ for re in "${output_res[@]+"${output_res[@]}"}"; do
   re=${re//\{np\}/$np}
   cat "$work/out" "$work/err" | grep -Eq -- "$re" || problems+=("no output line matches /$re/")
 done
+if [[ -n $stderr_lines ]]; then
+  lines=$(wc -l <"$work/err")
+  [[ $lines -eq $stderr_lines ]] || problems+=("stderr has $lines lines, expected $stderr_lines")
+fi
 if [[ $no_survivors -eq 1 ]]; then
   for _ in $(seq 50); do
     alive=()
@@ -105,6 +115,17 @@ if [[ $no_survivors -eq 1 ]]; then
   [[ $npid -eq $np ]] || problems+=("only $npid of $np PEs started (pid files)")
 fi
 
+if [[ $no_leftovers -eq 1 ]]; then
+  left=$(ls /dev/shm | grep -i hoshmem || true)
+  [[ -z $left ]] && left=$(find /dev/shm -maxdepth 1 -newer "$work/pids" -name '*oshrun*' | head -3)
+  [[ -z $left ]] || problems+=("left in /dev/shm: $left")
+  if [[ -n $softhca ]]; then
+    # a fresh start of the model removes segments in which no node is alive, then leaves
+    ibv_devinfo >/dev/null 2>&1
+    [[ ! -e /dev/shm/softhca.$SOFTHCA_FABRIC ]] ||
+      problems+=("the model's segment softhca.$SOFTHCA_FABRIC still has a live node")
+  fi
+fi
 name=$(basename "$program")
 if [[ ${#problems[@]} -eq 0 ]]; then
   echo "ok: $name -np $np (status $status, ${elapsed}s)"

@@ -78,6 +78,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -92,6 +93,11 @@
 #include "lib/transport/ib/wqe.h"
 
 namespace hoshmem::rc {
+
+// Whether a failure `cause` passed to the error handler means the peer stopped answering (it
+// died or became unreachable) rather than that the operation itself was wrong: those causes,
+// and only those, start with "no answer".
+inline bool means_peer_lost(const char *cause) { return std::strncmp(cause, "no answer", 9) == 0; }
 
 // What every PE publishes for the others (through the bootstrap's exchange).
 struct PeerAddress {
