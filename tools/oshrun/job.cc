@@ -273,6 +273,24 @@ void Job::on_pe_exit(int rank, int wait_status) {
     fail(code, pe + " exited with status " + std::to_string(code) + killed_suffix(live_count(rank)), SIGTERM);
   } else if (events_.connected(rank) && !events_.finalized(rank)) {
     fail(1, pe + " exited without calling shmem_finalize" + killed_suffix(live_count(rank)), SIGTERM);
+  } else if (!events_.connected(rank)) {
+    if (early_exit_rank_ < 0) early_exit_rank_ = rank;
+    check_early_exit();
+  }
+}
+
+// A PE that exited with status 0 before connecting (before shmem_init) is fine in a job of
+// programs that never use SHMEM, but if any other PE connects, that one would wait for it in the
+// PMIx fence forever: fail as soon as both are known, in whichever order they happen.
+void Job::check_early_exit() {
+  if (failed_ || early_exit_rank_ < 0) return;
+  for (int r = 0; r < static_cast<int>(pes_.size()); ++r) {
+    if (r == early_exit_rank_ || !events_.connected(r)) continue;
+    fail(1,
+         "oshrun: PE " + std::to_string(early_exit_rank_) +
+             " exited (status 0) before shmem_init while other PEs were starting" + killed_suffix(live_count(-1)),
+         SIGTERM);
+    return;
   }
 }
 
@@ -355,6 +373,7 @@ int Job::wait() {
   reap();  // PEs that exited before we started waiting
   while (live_count(-1) > 0) {
     check_abort();
+    check_early_exit();
     int timeout_ms = -1;
     if (failed_ && !killed_) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(kill_deadline_ - Clock::now());

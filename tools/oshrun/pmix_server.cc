@@ -38,7 +38,12 @@ void ServerEvents::drain_wakeups() {
   [[maybe_unused]] ssize_t n = read(wake_fd_, &count, sizeof count);
 }
 
-void ServerEvents::on_connected(int rank) { connected_[rank].store(true, std::memory_order_release); }
+// Wakes the main thread: a PE that exited before connecting fails the job as soon as another
+// PE connects (see Job::check_early_exit).
+void ServerEvents::on_connected(int rank) {
+  connected_[rank].store(true, std::memory_order_release);
+  wake();
+}
 
 void ServerEvents::on_finalized(int rank) { finalized_[rank].store(true, std::memory_order_release); }
 
