@@ -1,7 +1,4 @@
 // oshrun: start N PEs of an OpenSHMEM program on this node under an embedded PMIx server.
-#include <ftw.h>
-#include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,52 +8,21 @@
 #include "tools/oshrun/job.h"
 #include "tools/oshrun/options.h"
 #include "tools/oshrun/pmix_server.h"
+#include "tools/oshrun/tmpdir.h"
 
 namespace {
-
-// The job's private directory for PMIx rendezvous files; removed on every exit path.
-class TempDir {
- public:
-  bool create(std::string& error) {
-    std::string templ = base() + "/oshrun.XXXXXX";
-    if (!mkdtemp(templ.data())) {
-      error = "cannot create a directory in " + base() + ": " + std::strerror(errno);
-      return false;
-    }
-    path_ = templ;
-    return true;
-  }
-  ~TempDir() {
-    if (path_.empty()) return;
-    nftw(path_.c_str(), [](const char* p, const struct stat*, int, FTW*) { return remove(p); }, 16,
-         FTW_DEPTH | FTW_PHYS);
-  }
-  const std::string& path() const { return path_; }
-  // Unique on this host while the job runs (mkdtemp), also across PID namespaces.
-  std::string unique_suffix() const { return path_.substr(path_.rfind('.') + 1); }
-
- private:
-  // $TMPDIR if it is short (PMIx puts socket-like paths under it), else /tmp.
-  static std::string base() {
-    const char* tmpdir = getenv("TMPDIR");
-    struct stat st;
-    if (tmpdir && tmpdir[0] == '/' && std::strlen(tmpdir) <= 48 && stat(tmpdir, &st) == 0 && S_ISDIR(st.st_mode))
-      return tmpdir;
-    return "/tmp";
-  }
-  std::string path_;
-};
 
 int run(const oshrun::Options& options, const std::string& program_path) {
   std::string error;
   oshrun::Job::block_signals();  // before PMIx starts its threads
   auto binding = oshrun::plan_binding(options);
 
-  TempDir tmpdir;
+  oshrun::TempDir tmpdir;
   if (!tmpdir.create(error)) {
     std::fprintf(stderr, "oshrun: %s\n", error.c_str());
     return 1;
   }
+  tmpdir.remove_dead_jobs();
   std::string nspace = "oshrun." + tmpdir.unique_suffix() + "." + std::to_string(getpid());
   oshrun::ServerEvents events(options.num_pes);
   oshrun::PmixServer server(events);
