@@ -1,6 +1,8 @@
 // oshrun: start N PEs of an OpenSHMEM program on this node under an embedded PMIx server.
+#include <sys/random.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -11,6 +13,19 @@
 #include "tools/oshrun/tmpdir.h"
 
 namespace {
+
+// 128 random bits as hex: the job's secret part of its namespace (see peer_check.h).
+bool random_hex(std::string& out, std::string& error) {
+  unsigned char bytes[16];
+  if (getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
+    error = std::string("cannot get random bytes: ") + std::strerror(errno);
+    return false;
+  }
+  char hex[2 * sizeof bytes + 1];
+  for (size_t i = 0; i < sizeof bytes; ++i) std::snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
+  out = hex;
+  return true;
+}
 
 int run(const oshrun::Options& options, const std::string& program_path) {
   std::string error;
@@ -23,10 +38,19 @@ int run(const oshrun::Options& options, const std::string& program_path) {
     return 1;
   }
   tmpdir.remove_dead_jobs();
-  std::string nspace = "oshrun." + tmpdir.unique_suffix() + "." + std::to_string(getpid());
+  // A client must present the namespace to join, so it is a secret: it reaches the PEs only
+  // through their environment. The server's own namespace is not one (it is in the PEs' PMIx
+  // URIs and never checked).
+  std::string secret;
+  if (!random_hex(secret, error)) {
+    std::fprintf(stderr, "oshrun: %s\n", error.c_str());
+    return 1;
+  }
+  const std::string job_name = "oshrun." + tmpdir.unique_suffix();
+  std::string nspace = job_name + "." + secret;
   oshrun::ServerEvents events(options.num_pes);
   oshrun::PmixServer server(events);
-  if (!server.start(tmpdir.path(), nspace, options.num_pes, options.simulated_nodes, error)) {
+  if (!server.start(tmpdir.path(), nspace, job_name + ".srv", options.num_pes, options.simulated_nodes, error)) {
     std::fprintf(stderr, "oshrun: %s\n", error.c_str());
     return 1;
   }

@@ -166,15 +166,14 @@ class InfoList {
 
 // ---------------------------------------------------------------- PmixServer
 
-bool PmixServer::start(const std::string& tmpdir, const std::string& nspace, int num_pes, int num_nodes,
-                       std::string& error) {
+bool PmixServer::start(const std::string& tmpdir, const std::string& nspace, const std::string& server_nspace,
+                       int num_pes, int num_nodes, std::string& error) {
   g_events = &events_;
   nspace_ = nspace;
 
   // Everything the server writes goes into our private directory; no tool or system-level
   // rendezvous files that would outlive the job or collide with other launchers.
   bool no = false;
-  std::string server_nspace = nspace + ".srv";
   InfoList init;
   init.add(PMIX_SERVER_TMPDIR, tmpdir.c_str(), PMIX_STRING);
   init.add(PMIX_SYSTEM_TMPDIR, tmpdir.c_str(), PMIX_STRING);
