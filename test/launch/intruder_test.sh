@@ -33,6 +33,7 @@ cleanup() {
   rm -rf "$work" "$base"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM  # so that the EXIT trap removes the user when the test is stopped
 uid=$(id -u "$user")
 gid=$(id -g "$user")
 # The runfiles are under root's 0700 home: give the other user copies it can run.
