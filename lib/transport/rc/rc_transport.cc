@@ -135,6 +135,14 @@ bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error
     }
     ack_timeout_ = static_cast<uint8_t>(*v);
   }
+  if (const char *t = getenv("HOSHMEM_RC_CQ_SIZE")) {
+    const std::optional<uint64_t> v = parse_uint(t);
+    if (!v || *v < 16 || *v > (1u << 22) - 1) {
+      *why = std::string("invalid HOSHMEM_RC_CQ_SIZE='") + t + "': expected 16 to 4194303";
+      return false;
+    }
+    cq_entries_ = static_cast<int>(*v);
+  }
   max_msg_ = dev_->port_attr().max_msg_sz ? dev_->port_attr().max_msg_sz : (1u << 30);
   ibv_context *ctx = dev_->context();
   peers_.assign(static_cast<size_t>(npes), PeerAddress{});
@@ -256,7 +264,7 @@ Transport::Footprint Transport::footprint() const {
 }
 
 bool Transport::make_lane(Lane *l, std::string *why) {
-  l->cq = ibv_create_cq(dev_->context(), 4096, nullptr, nullptr, 0);
+  l->cq = ibv_create_cq(dev_->context(), cq_entries_, nullptr, nullptr, 0);
   if (!l->cq || (raw_ && !l->ring.init(l->cq))) {
     *why = "cannot create a lane's completion queue (or read its ring)";
     return false;

@@ -124,6 +124,7 @@ class Transport {
   // node, a 1 MiB zero-copy message through a software HCA) is not declared dead.
   static constexpr uint8_t kDefaultAckTimeout = 18;
   static constexpr unsigned kSignalEvery = 16;
+  static constexpr int kLaneCqEntries = 4096;  // a lane's CQ, as asked (mlx5 gives 8191)
 
   Transport();
   Transport(const Transport &) = delete;
@@ -285,6 +286,7 @@ class Transport {
   // no memory-release hooks: a cached registration could then outlive the pages it pinned).
   size_t cache_min_ = kCacheThreshold;
   uint8_t ack_timeout_ = kDefaultAckTimeout;  // HOSHMEM_RC_TIMEOUT
+  int cq_entries_ = kLaneCqEntries;            // HOSHMEM_RC_CQ_SIZE: asked for each lane's CQ
   bool cache_hooked_ = false;  // subscribed to memory_events
   std::string cache_off_;      // why the cache is off
   std::vector<PeerAddress> peers_;
