@@ -66,6 +66,10 @@ constexpr Variable kVariables[] = {
     {"HOSHMEM_RC_TIMEOUT", nullptr, "18", "1 to 31",
      "RC and DC: how long a queue pair waits for an acknowledgement before it sends again, "
      "4.096 us * 2^N (18: 1.07 s; 14: 67 ms); after 7 tries in a row the job stops"},
+    // the default is rc::Transport::kLaneCqEntries
+    {"HOSHMEM_RC_CQ_SIZE", nullptr, "4096", "entries, 16 to 4194303",
+     "RC and DC: completion-queue entries asked for each context's lane (the device may give "
+     "more); smaller makes tests reach a full CQ with few peers"},
     {"HOSHMEM_UD_WINDOW", nullptr, "32", "datagrams, 2 to 1024",
      "UD messages (AMOs across nodes in all-SW mode): datagrams in flight per peer, also the "
      "largest message in datagrams"},
@@ -172,6 +176,7 @@ Config load_config() {
     };
   };
   parsed_var("HOSHMEM_RC_TIMEOUT", in_range(1, 31));  // read by the RC transport
+  parsed_var("HOSHMEM_RC_CQ_SIZE", in_range(16, (1 << 22) - 1));  // read by the RC transport
   c.ud_window = parsed_var("HOSHMEM_UD_WINDOW", in_range(2, 1024));
   c.ud_rto_us = parsed_var("HOSHMEM_UD_RTO_US", in_range(10, 10'000'000));
   c.ud_give_up_ms = parsed_var("HOSHMEM_UD_GIVE_UP_MS", in_range(100, 3'600'000));
