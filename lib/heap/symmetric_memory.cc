@@ -35,7 +35,9 @@ constexpr size_t k2M = size_t{2} << 20, k1G = size_t{1} << 30;
 // pages can back it, and so that PEs with and without hugetlb pages agree on its size).
 constexpr size_t kHeapAlignment = k2M;
 
-const char *page_name(size_t page) { return page == k1G ? "1 GiB" : page == k2M ? "2 MiB" : "4 KiB"; }
+const char *page_name(size_t page) {
+  return page == k1G ? "1 GiB" : page == k2M ? "2 MiB" : "4 KiB";
+}
 const char *page_value(size_t page) { return page == k1G ? "1g" : "2m"; }
 
 // The kernel's hugetlb pool of one page size; ok = false when the kernel has none of that size.
@@ -83,8 +85,8 @@ std::string heap_words(size_t heap_size) {
   const long target = pool.total + need - avail;
   char how[160];
   if (page == k1G)
-    snprintf(how, sizeof how, "echo %ld > /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages",
-             target);
+    snprintf(how, sizeof how,
+             "echo %ld > /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages", target);
   else
     snprintf(how, sizeof how, "sysctl vm.nr_hugepages=%ld", target);
   fatal("shmem_init",
@@ -140,7 +142,8 @@ int SymmetricMemory::map_heap(const HeapConfig &config, size_t heap_size, char *
     // fault, and it is atomic, so PEs of a node that all saw enough free pages cannot overdraw
     // them: the late ones fall back (auto) or stop (2m, 1g) here.
     int fd = shm::create_huge_file("hoshmem-heap", heap_size, page);
-    if (fd >= 0 && mmap(at, heap_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == at) {
+    if (fd >= 0 &&
+        mmap(at, heap_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == at) {
       page_size_ = page;
       pages_reason_ = asked ? std::string("HOSHMEM_HEAP_PAGES=") + page_value(page)
                             : "auto: " + std::to_string(pool.available()) + " free, " +

@@ -25,7 +25,8 @@ struct HeapConfig {
   uintptr_t base_hint = 0;     // where to try to put the heap on every PE (0: anywhere)
   bool share_globals = true;   // make .data/.bss remotely accessible
   // A page-aligned range of this process that the peers must be able to write: it is moved onto
-  // this PE's control file (shm::kSharedStateOffset), contents kept; peers reach it with shm::shared_state
+  // this PE's control file (shm::kSharedStateOffset), contents kept; peers reach it with
+  // shm::shared_state
   void *shared_state = nullptr;
   size_t shared_state_bytes = 0;
 };
