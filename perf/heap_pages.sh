@@ -45,10 +45,12 @@ softlib=$(cd "$root/bazel-bin/test/softhca/softlib" && pwd)
 
 bytes_of() { numfmt --from=iec "$1"; }
 # reserve POOL N: make N pages of that pool free; prints how many are
+# (pages other jobs hold stay theirs: with HOSHMEM_HEAP_PAGES=auto, the default, any hoshmem job
+# on the machine takes free 2 MiB pages)
 reserve() {
   local dir=$1 n=$2
-  echo 0 >"$dir/nr_hugepages"
-  echo "$n" >"$dir/nr_hugepages" 2>/dev/null || true
+  local avail=$(($(cat "$dir/free_hugepages") - $(cat "$dir/resv_hugepages")))
+  echo $(($(cat "$dir/nr_hugepages") - avail + n)) >"$dir/nr_hugepages" 2>/dev/null || true
   echo $(($(cat "$dir/free_hugepages") - $(cat "$dir/resv_hugepages")))
 }
 # one PE, best of $runs: "init touch fini" (ms) and the pages line
@@ -58,7 +60,8 @@ run() {  # MODE SIZE ENV...
   for _ in $(seq "$runs"); do
     env "$@" SHMEM_INFO=1 HOSHMEM_HEAP_PAGES="$mode" SHMEM_SYMMETRIC_SIZE="$size" \
       "$work/prefix/bin/oshrun" -np 1 "$work/heap_pages" "$(bytes_of "$size")" >"$work/out" 2>&1 ||
-      { echo "  run failed: $(grep -m1 hoshmem: "$work/out" || tail -1 "$work/out")" >&2; echo "- - -"; return; }
+      { echo "failed: $(grep -m1 hoshmem: "$work/out" || tail -1 "$work/out")" >"$work/pages"
+        echo "- - -"; return; }
     line=$(grep -E '^[0-9.]+ [0-9.]+ [0-9.]+$' "$work/out")
     best=$(awk -v a="$best" -v b="$line" 'BEGIN {
       if (a == "") { print b; exit }
@@ -77,7 +80,7 @@ for size in "${sizes[@]}"; do
     case $mode in
       2m | auto) got=$(reserve $hp2 "$need2") ;;
       1g)
-        echo 0 >$hp2/nr_hugepages
+        echo "$before2" >$hp2/nr_hugepages
         if [[ -z $before1 ]]; then
           printf '%-5s %-5s %s\n' "$size" 1g "no 1 GiB pages in this kernel"; continue
         fi
@@ -86,7 +89,7 @@ for size in "${sizes[@]}"; do
           printf '%-5s %-5s %s\n' "$size" 1g "the kernel gave $got of $need1 1 GiB pages (memory too fragmented: reserve them at boot, hugepagesz=1G hugepages=$need1)"
           echo 0 >$hp1/nr_hugepages; continue
         fi ;;
-      *) got=0; echo 0 >$hp2/nr_hugepages ;;
+      *) got=0; echo "$before2" >$hp2/nr_hugepages ;;
     esac
     if [[ $mode == 2m || $mode == auto ]] && ((got < need2)); then
       printf '%-5s %-5s %s\n' "$size" "$mode" "the kernel gave $got of $need2 2 MiB pages"
@@ -94,6 +97,11 @@ for size in "${sizes[@]}"; do
     fi
     read -r init_sw touch fini <<<"$(run $mode "$size" HOSHMEM_ATOMICS=sw)"
     pages=$(cat "$work/pages")
+    if [[ $init_sw == - ]]; then
+      printf '%-5s %-5s %s\n' "$size" "$mode" "$pages"
+      [[ $mode != 1g ]] || echo 0 >$hp1/nr_hugepages
+      continue
+    fi
     read -r init_hw _ _ <<<"$(run $mode "$size" LD_LIBRARY_PATH="$softlib" \
       SOFTHCA_FABRIC="perf-pages-$$" HOSHMEM_ATOMICS=hw HOSHMEM_PES_PER_NODE=1)"
     rm -f "/dev/shm/softhca.perf-pages-$$"
