@@ -39,6 +39,9 @@ constexpr Variable kVariables[] = {
      "an address (hex) or 0 for anywhere",
      "virtual address of the symmetric heap on every PE (only the default keeps the inline fast "
      "path on)"},
+    {"HOSHMEM_HEAP_PAGES", nullptr, "auto", "auto, 4k, 2m or 1g",
+     "page size of the symmetric heap: 2m/1g = hugetlb pages (reserved with vm.nr_hugepages), "
+     "4k = ordinary pages with transparent huge pages advised; auto = 2m if enough are free"},
     {"HOSHMEM_SHARE_GLOBALS", nullptr, "1", "0 or 1",
      "make the executable's globals and statics remotely accessible"},
     {"HOSHMEM_WAIT", nullptr, "auto", "auto, spin, yield or sleep",
@@ -154,6 +157,7 @@ Config load_config() {
   c.version = bool_var("SHMEM_VERSION");
   c.atomics = choice_var("HOSHMEM_ATOMICS", {"auto", "sw", "hw"});
   c.heap_base = uint_var("HOSHMEM_HEAP_BASE");
+  c.heap_pages = choice_var("HOSHMEM_HEAP_PAGES", {"auto", "4k", "2m", "1g"});
   c.share_globals = bool_var("HOSHMEM_SHARE_GLOBALS");
   c.wait = choice_var("HOSHMEM_WAIT", {"auto", "spin", "yield", "sleep"});
   c.transport = choice_var("HOSHMEM_TRANSPORT", {"auto", "rc", "dc", "ud"});

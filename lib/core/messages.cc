@@ -25,8 +25,8 @@ struct AddressRecord {
 };
 
 enum MessageType : uint8_t { kAmo = 1, kPut = 2, kGet = 3 };
-// Where a message's bytes are on the target: an offset in its file (control area, then heap: the
-// same layout on every PE) or in its globals.
+// Where a message's bytes are on the target: an offset in its "file" (control area, then heap, one
+// address range: the same layout on every PE) or in its globals.
 enum Segment : uint8_t { kFile = 0, kGlobals = 1 };
 
 // Both ends are the same build on hosts of the same byte order (little-endian x86-64): fields

@@ -143,6 +143,10 @@ void runtime_init(int requested, int *provided, const char *routine) {
   HeapConfig heap;
   heap.heap_size = rt.config.symmetric_size;
   heap.base_hint = rt.config.heap_base;
+  heap.pages = rt.config.heap_pages == "4k"   ? HeapPages::k4K
+               : rt.config.heap_pages == "2m" ? HeapPages::k2M
+               : rt.config.heap_pages == "1g" ? HeapPages::k1G
+                                              : HeapPages::kAuto;
   heap.share_globals = rt.config.share_globals;
   heap.shared_state = fast_path_state();
   heap.shared_state_bytes = fast_path_state_bytes();
@@ -294,6 +298,10 @@ void runtime_print_info(FILE *out) {
   fprintf(out, "  symmetric heap: %s at %p (%s on every PE)\n",
           format_size(rt.memory.heap_size(), size, sizeof size), rt.memory.heap_base(),
           rt.memory.same_address_everywhere() ? "same address" : "different addresses");
+  const size_t page = rt.memory.page_size();
+  fprintf(out, "  heap pages: %s (%s); hugetlb pages on %d of %d PEs of this node\n",
+          page >= (size_t{1} << 30) ? "1 GiB" : page >= (size_t{2} << 20) ? "2 MiB" : "4 KiB",
+          rt.memory.pages_reason().c_str(), rt.memory.node_pes_huge(), rt.memory.node_pes());
   fprintf(out, "  globals: %zu bytes of .data/.bss %s\n", rt.space.data.size,
           rt.space.data.size ? "remotely accessible" : "not shared (HOSHMEM_SHARE_GLOBALS=0)");
   const char *fast_off = fast_path_status();

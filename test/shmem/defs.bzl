@@ -17,6 +17,7 @@ def shmem_test(
         requires_cpu = None,
         softhca = False,
         across_nodes = None,
+        huge_pages = None,
         tags = []):
     """Builds `name` (cc_binary linked with //lib:hoshmem) and one sh_test `name_np<N>` per N.
 
@@ -34,6 +35,8 @@ def shmem_test(
       requires_cpu:  /proc/cpuinfo flags the run needs (space-separated); without them the test
                      says so and passes (a variant of code chosen per CPU that this one lacks)
       softhca:       run over the software mlx5 HCA (//test/softhca), in a fabric of its own
+      huge_pages:    reserve this many free 2 MiB huge pages for the run and check they come
+                     back (run_test.sh --huge-pages); says "not run" where it cannot
       across_nodes:  also run it with its PEs on several "nodes" of this machine, over softhca in
                      all-HW mode with RC: `name_k1_np<N>` (HOSHMEM_PES_PER_NODE=1, every PE its
                      own node) for each N of 2 and 4 and `name_k2_np4` (pairs); tagged
@@ -65,7 +68,7 @@ def shmem_test(
     else:
         status = str(expect_fail)
     checks = struct(no_survivors = no_survivors, stderr_lines = stderr_lines,
-                    no_leftovers = no_leftovers)
+                    no_leftovers = no_leftovers, huge_pages = huge_pages)
     _runs(name, binary, nps, env, status, expect_stderr, expect_output, checks,
           requires_cpu, softhca, timeout_s, tags)
     if across_nodes:
@@ -113,6 +116,8 @@ def _runs(name, binary, nps, env, status, expect_stderr, expect_output, checks,
         args += ["--stderr-lines", str(checks.stderr_lines)]
     if checks.no_leftovers:
         args.append("--no-leftovers")
+    if checks.huge_pages != None:
+        args += ["--huge-pages", str(checks.huge_pages)]
     if requires_cpu:
         args += ["--requires-cpu", "'%s'" % requires_cpu]
     data = [":" + binary, "//tools/oshrun:oshrun"]
