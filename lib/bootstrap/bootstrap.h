@@ -1,7 +1,7 @@
 // lib/bootstrap: how a PE learns who it is and exchanges startup data with the other PEs.
 //
-// The production implementation is a PMIx client (oshrun, mpirun, prterun, srun --mpi=pmix all
-// serve PMIx); a process started with no launcher becomes a singleton job of one PE. Upper layers
+// A PMIx client (oshrun, mpirun, prterun, srun --mpi=pmix serve PMIx), a PMI-2 or PMI-1 client
+// (MPICH's Hydra, srun --mpi=pmi2), or, started with no launcher, a singleton job of one PE. Upper layers
 // use only this interface. Data exchange is tiny by design: with the heap at the same virtual
 // address everywhere, a peer needs a few bytes per segment.
 #pragma once
@@ -30,7 +30,7 @@ class Bootstrap {
     for (int pe : local_ranks())
       if (grouped_ && pe / k == rank() / k) node_.push_back(pe);
   }
-  // A short description of the launcher for SHMEM_INFO ("pmix (nspace ...)" or "singleton").
+  // A short description of the launcher for SHMEM_INFO ("pmix (oshrun)", "pmi-2 (PMI_FD)", "singleton ...").
   virtual const char *launcher() const = 0;
 
   // Starts a new shmem_init session on the same connection: keys published from now on are
@@ -53,7 +53,8 @@ class Bootstrap {
   std::vector<int> node_;
 };
 
-// PMIx client when started by a PMIx launcher, otherwise a singleton. Fatal on PMIx errors.
+// The client of the launcher that started this process (PMIx, PMI-2/PMI-1), otherwise a
+// singleton. Fatal on the launcher's errors.
 std::unique_ptr<Bootstrap> make_bootstrap();
 
 }  // namespace hoshmem

@@ -149,11 +149,4 @@ class PmixBootstrap final : public Bootstrap {
 
 std::unique_ptr<Bootstrap> make_pmix_bootstrap() { return std::make_unique<PmixBootstrap>(); }
 
-std::unique_ptr<Bootstrap> make_bootstrap() {
-  // A PMIx launcher always exports the namespace and the server's URI; without them there is no
-  // server to talk to and the process runs as a singleton.
-  if (getenv("PMIX_NAMESPACE") && getenv("PMIX_RANK")) return make_pmix_bootstrap();
-  return make_singleton_bootstrap();
-}
-
 }  // namespace hoshmem

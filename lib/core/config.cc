@@ -54,6 +54,10 @@ constexpr Variable kVariables[] = {
     {"HOSHMEM_DCI_COUNT", nullptr, "8", "1 to 64",
      "DC: initiators per context (the default context's and each context's own); a peer keeps "
      "one while it has operations outstanding"},
+    // read by lib/bootstrap (below this layer), listed here for SHMEM_INFO
+    {"HOSHMEM_PMI", nullptr, "pmi1", "pmi1 or pmi2",
+     "under a PMI launcher (PMI_FD in the environment: MPICH's Hydra, srun --mpi=pmi2), the "
+     "protocol version spoken to it; PMIx launchers are recognized by PMIX_NAMESPACE"},
     {"HOSHMEM_DEVICE", nullptr, "", "a device name, optionally with :port (e.g. mlx5_0:1)",
      "the RDMA device and port (default: the first active port of any device)"},
     {"HOSHMEM_PES_PER_NODE", nullptr, "0", "0 (as the launcher says) or a PE count",

@@ -18,6 +18,7 @@ def shmem_test(
         softhca = False,
         across_nodes = None,
         huge_pages = None,
+        launcher = "oshrun",
         tags = []):
     """Builds `name` (cc_binary linked with //lib:hoshmem) and one sh_test `name_np<N>` per N.
 
@@ -35,6 +36,7 @@ def shmem_test(
       requires_cpu:  /proc/cpuinfo flags the run needs (space-separated); without them the test
                      says so and passes (a variant of code chosen per CPU that this one lacks)
       softhca:       run over the software mlx5 HCA (//test/softhca), in a fabric of its own
+      launcher:      "oshrun", or "hydra": MPICH's mpiexec.hydra (PMI-1/PMI-2, not PMIx)
       huge_pages:    reserve this many free 2 MiB huge pages for the run and check they come
                      back (run_test.sh --huge-pages); says "not run" where it cannot
       across_nodes:  also run it with its PEs on several "nodes" of this machine, over softhca in
@@ -68,7 +70,7 @@ def shmem_test(
     else:
         status = str(expect_fail)
     checks = struct(no_survivors = no_survivors, stderr_lines = stderr_lines,
-                    no_leftovers = no_leftovers, huge_pages = huge_pages)
+                    no_leftovers = no_leftovers, huge_pages = huge_pages, launcher = launcher)
     _runs(name, binary, nps, env, status, expect_stderr, expect_output, checks,
           requires_cpu, softhca, timeout_s, tags)
     if across_nodes:
@@ -120,7 +122,8 @@ def _runs(name, binary, nps, env, status, expect_stderr, expect_output, checks,
         args += ["--huge-pages", str(checks.huge_pages)]
     if requires_cpu:
         args += ["--requires-cpu", "'%s'" % requires_cpu]
-    data = [":" + binary, "//tools/oshrun:oshrun"]
+    launcher = {"oshrun": "//tools/oshrun:oshrun", "hydra": ":hydra.sh"}[checks.launcher]
+    data = [":" + binary, launcher]
     if softhca:
         args += ["--softhca", "$(rootpath //test/softhca:softlib/libibverbs.so.1)"]
         data += ["//test/softhca:libs", "//test/softhca:softlib/libibverbs.so.1"]
@@ -132,7 +135,7 @@ def _runs(name, binary, nps, env, status, expect_stderr, expect_output, checks,
             name = "%s_np%d" % (name, np),
             srcs = ["run_test.sh"],
             args = ["--np", str(np)] + args + [
-                "$(rootpath //tools/oshrun:oshrun)",
+                "$(rootpath %s)" % launcher,
                 "$(rootpath :%s)" % binary,
             ],
             data = data,
