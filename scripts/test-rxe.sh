@@ -25,7 +25,7 @@
 # machine, and no frame is lost: a guest that falls behind slows its peer, as on the PFC Ethernet
 # RoCE is deployed on; RXE_LINK=dgram: a pair of UDP sockets, which drop frames whenever a guest
 # falls behind, up to 18% of them under TCG, and Debian 6.1's rxe then stalls RDMA reads of
-# 1 MiB for minutes; README.md), and a real launcher across them: Open MPI's mpirun in rxe-a
+# 1 MiB for minutes; docs/testing.md), and a real launcher across them: Open MPI's mpirun in rxe-a
 # starts orted in rxe-b with ssh (the ssh server comes from Debian's openssh-server package, downloaded with apt-get
 # and unpacked into build/rxe/sshd, not installed: installing it would start an ssh server on
 # this machine; keys are made at boot in each guest's tmpfs). One PE per guest (two for 4 PEs),

@@ -1,5 +1,6 @@
 // lib/core: the environment variables hoshmem reads, parsed once at shmem_init. Every variable is
-// listed in one table (config.cc) which also feeds SHMEM_INFO=1 and README.md.
+// listed in one table (config.cc) which also feeds SHMEM_INFO=1; docs/user-guide.md has the same
+// table for users (//test/docs checks that every variable read here is in it).
 #pragma once
 
 #include <cstdint>
