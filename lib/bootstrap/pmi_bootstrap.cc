@@ -117,6 +117,8 @@ class PmiBootstrap final : public Bootstrap {
       Fields maxes = command1("cmd=get_maxes", "maxes");
       value_max_ = std::min<size_t>(value_max_, size_t(std::max(number(maxes, "vallen_max"), 16)));
       kvs_ = command1("cmd=get_my_kvsname", "my_kvsname")["kvsname"];
+      // A put line holds the space's name, a key (library keys stay under 64 bytes) and the value.
+      value_max_ = std::min(value_max_, std::max<size_t>(64, 1000 - std::min<size_t>(kvs_.size(), 900) - 100));
       Fields m = command1("cmd=get kvsname=" + kvs_ + " key=PMI_process_mapping", "get_result");
       if (m["rc"] == "0") mapping = m["value"];
     }
