@@ -24,6 +24,8 @@ struct ProbeRecord {
   uint8_t capable;    // and it has HCA atomics
   uint64_t kernel;    // which running kernel (boot_id): PEs with the same one share its memory
   rc::PeerAddress address;  // address.dct: its DC target (0: none)
+  uint8_t masked;     // its device's masked atomics (the job uses what every PE's has)
+  uint16_t masked_sizes_rc, masked_sizes_dc;
   char why_not[96];  // when not capable: why (for the error the other PEs report)
   char no_dc[96];    // when it has no DC target (and one was asked for): why
 };
@@ -168,6 +170,12 @@ std::string g_why_not;  // why this PE has no HCA atomics
 int g_no_dc_pe = -1;    // the first PE without a DC target, and why
 std::string g_no_dc;
 std::string g_transport_reason;  // why RC or DC (SHMEM_INFO)
+// Masked atomics are executed by the target's HCA: the job uses the operand sizes every PE's
+// device has (AND), and SHMEM_INFO names the first PE that lacks one some other PE has (OR).
+uint16_t g_job_masked_rc = 0xffff, g_job_masked_dc = 0xffff;
+uint16_t g_any_masked_rc = 0, g_any_masked_dc = 0;
+int g_first_lacking[2][16];  // [rc, dc][size bit]: the first PE without it (-1: none yet)
+int g_masked_limited_by = -1;
 
 // Pinning. ibv_reg_mr (no on-demand paging here) makes the kernel allocate and lock every page
 // of the heap at shmem_init, as rxe and real HCAs do: a heap that does not fit in memory gets the
@@ -251,6 +259,10 @@ bool rdma_probe(Bootstrap &boot, bool for_messages, std::string *why) {
       mine.capable = hca->device->atomics().standard;
       if (!mine.capable) *why = std::string(hca->device->name()) + " has no atomics";
       mine.address = hca->transport.address();
+      const ib::AtomicCaps &caps = hca->device->atomics();
+      mine.masked = caps.masked;
+      mine.masked_sizes_rc = caps.masked_sizes_rc;
+      mine.masked_sizes_dc = caps.masked_sizes_dc;
       snprintf(mine.no_dc, sizeof mine.no_dc, "%s", hca->transport.dc_target_why().c_str());
       g_rdma = hca.release();
     }
@@ -275,6 +287,23 @@ bool rdma_capable(Bootstrap &boot, int pe, std::string *why) {
   if (!r.address.dct && g_no_dc_pe < 0) {
     g_no_dc_pe = pe;
     g_no_dc = r.reachable ? r.no_dc : r.why_not;
+  }
+  if (pe == 0) {  // the first record of this shmem_init (the PEs are read in order)
+    g_job_masked_rc = g_job_masked_dc = 0xffff;
+    g_any_masked_rc = g_any_masked_dc = 0;
+    for (auto &row : g_first_lacking)
+      for (int &p : row) p = -1;
+  }
+  if (r.capable) {
+    const uint16_t sizes[2] = {r.masked ? r.masked_sizes_rc : uint16_t(0),
+                               r.masked ? r.masked_sizes_dc : uint16_t(0)};
+    for (int t = 0; t < 2; ++t)
+      for (int bit = 0; bit < 16; ++bit)
+        if (!(sizes[t] >> bit & 1) && g_first_lacking[t][bit] < 0) g_first_lacking[t][bit] = pe;
+    g_job_masked_rc &= sizes[0];
+    g_job_masked_dc &= sizes[1];
+    g_any_masked_rc |= sizes[0];
+    g_any_masked_dc |= sizes[1];
   }
   if (r.reachable && g_rdma) g_rdma->transport.set_peer(pe, r.address);
   if (r.reachable && g_kernel && r.kernel == g_kernel) ++g_sharing_kernel;
@@ -303,6 +332,13 @@ atomics::AtomicBackend *rdma_start(Bootstrap &boot) {
   } else {
     g_transport_reason = "HOSHMEM_TRANSPORT=" + t;
   }
+  r.device->limit_masked_atomics(g_job_masked_rc, g_job_masked_dc);
+  g_masked_limited_by = -1;
+  for (int t = 0; t < 2; ++t)
+    for (int bit = 0; bit < 16; ++bit)
+      if (((t ? g_any_masked_dc : g_any_masked_rc) >> bit & 1) && g_first_lacking[t][bit] >= 0 &&
+          (g_masked_limited_by < 0 || g_first_lacking[t][bit] < g_masked_limited_by))
+        g_masked_limited_by = g_first_lacking[t][bit];
   std::string why;
   if (dc && !r.transport.use_dc(static_cast<unsigned>(rt.config.dci_count), &why))
     fatal("shmem_init", "cannot start the DC transport: %s", why.c_str());
@@ -448,6 +484,9 @@ std::string rdma_cache_description() {
 }
 
 std::string rdma_description() {
+  if (g_rdma && g_masked_limited_by >= 0)
+    return g_rdma->device->describe() + "; masked atomics as PE " + std::to_string(g_masked_limited_by) +
+           "'s device has them (the job uses what every PE's has)";
   if (g_rdma) return g_rdma->device->describe();
   return rt.config.atomics == "sw" ? "not opened (HOSHMEM_ATOMICS=sw)" : g_why_not;
 }

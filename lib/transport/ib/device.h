@@ -67,6 +67,13 @@ class Device {
     caps_.masked = false;
     caps_.masked_sizes_rc = caps_.masked_sizes_dc = 0;
   }
+  // The job's PEs agreed on these masked-atomic operand sizes (the intersection of their
+  // devices'): the target's HCA executes a masked atomic, so none beyond them may be posted.
+  void limit_masked_atomics(uint16_t sizes_rc, uint16_t sizes_dc) {
+    caps_.masked_sizes_rc &= sizes_rc;
+    caps_.masked_sizes_dc &= sizes_dc;
+    if (!caps_.masked_sizes_rc && !caps_.masked_sizes_dc) caps_.masked = false;
+  }
   // One line for SHMEM_INFO: device, port, link, address and atomic capabilities.
   std::string describe() const;
 

@@ -42,6 +42,12 @@ Config load_config() {
   c.num_ports = int(env_knob("SOFTHCA_NUM_PORTS", 1, 1, 2));
   c.atomic_window_us = uint32_t(env_knob("SOFTHCA_ATOMIC_WINDOW_US", 0, 0, 1000000));
   c.masked_atomics = env_knob("SOFTHCA_MASKED_ATOMICS", 1, 0, 1) != 0;
+  // SOFTHCA_MASKED_ATOMICS_RANK=R: that setting holds only for the process its launcher made rank
+  // R (PMIX_RANK or PMI_RANK): one node of a job with a different device.
+  if (long only = env_knob("SOFTHCA_MASKED_ATOMICS_RANK", -1, -1, 1 << 30); only >= 0) {
+    const char* r = getenv("PMIX_RANK") ? getenv("PMIX_RANK") : getenv("PMI_RANK");
+    if (!r || atol(r) != only) c.masked_atomics = true;
+  }
   c.log_max_msg = uint32_t(env_knob("SOFTHCA_LOG_MAX_MSG", 30, 20, 30));
   c.compact_av = env_knob("SOFTHCA_COMPACT_AV", 1, 0, 1) != 0;
   const char* e = getenv("SOFTHCA_ATOMIC_ENDIAN");
@@ -1248,6 +1254,8 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
     case MLX5_OPCODE_ATOMIC_MASKED_FA: {
       uint32_t size = 8;
       if (m.opcode >= MLX5_OPCODE_ATOMIC_MASKED_CS) {
+        // A responder without extended atomics does not know the opcode: invalid request.
+        if (!config().masked_atomics) return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
         if (m.opmod == 0x8) size = 4;
         else if (m.opmod != 0x9) return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
       }
