@@ -11,7 +11,9 @@
 # apt-get, not installed) and builds a small initramfs (busybox, virtio, 9p, overlay, rdma_rxe,
 # ib_uverbs) in build/rxe/ (kept for the next run), builds the test programs with Bazel, and boots
 # one guest (QEMU, TCG unless KVM is available) that sees this machine's root read-only over 9p
-# and runs scripts/rxe/guest-run.sh: rxe0 on eth0, then each test through test/shmem/run_test.sh
+# (its /tmp, /run and /dev/shm are its own tmpfs: the checkout and Bazel's output base come as
+# 9p shares of their own at their host paths, so the checkout may be anywhere; a guest that
+# cannot see what it must run stops the command with one line) and runs scripts/rxe/guest-run.sh: rxe0 on eth0, then each test through test/shmem/run_test.sh
 # with HOSHMEM_PES_PER_NODE=1 (every PE its own node, all traffic over rxe0), in all-HW mode over
 # RC and in all-SW mode over UD. Prints a line per test, the end of each failing test's log, then
 # "N passed, N failed" and the time taken; exits non-zero if a test failed or the guest did not
@@ -250,6 +252,7 @@ step "building oshrun and ${#programs[@]} test programs (Bazel's output: $log)"
 bazel_logged "$log" build //tools/oshrun:oshrun "${programs[@]}"
 status=$?
 bindir=$(bazel info bazel-bin 2>>"$log")
+output_base=$(bazel info output_base 2>>"$log")
 bazel shutdown >/dev/null 2>&1
 if ((status != 0)) || [[ -z $bindir ]]; then
   show_build_errors "$log"
@@ -262,6 +265,25 @@ repo=$(pwd -P)
 if ((two)); then results=$guest/two; else results=$guest/results; fi
 rm -rf "$results" && mkdir -p "$results"
 printf '%s\n' "${plan[@]}" >"$results/plan"
+# What the guest runs lives at host paths: the checkout and Bazel's output base (the programs).
+# The guest's /tmp, /run and /dev/shm are its own tmpfs, so each of the two comes as a 9p share
+# of its own, mounted read-only at its host path by scripts/rxe/init (one that lies inside the
+# other needs no share of its own): a checkout works from any directory, /tmp included.
+candidates=("$repo" "$(cd "$output_base" 2>/dev/null && pwd -P)")
+shares=()
+for dir in "${candidates[@]}"; do
+  [[ -n $dir ]] || continue
+  covered=0
+  for d in "${candidates[@]}"; do [[ -n $d && $dir == "$d"/* ]] && covered=1; done # inside
+  for d in "${shares[@]+"${shares[@]}"}"; do [[ $dir == "$d" ]] && covered=1; done  # twice
+  ((covered)) || shares+=("$dir")
+done
+share_args=()
+: >"$results/mounts"
+for i in "${!shares[@]}"; do
+  share_args+=(-virtfs "local,path=${shares[i]},mount_tag=share$i,security_model=none,readonly=on,multidevs=remap")
+  printf 'share%d %s\n' "$i" "${shares[i]}" >>"$results/mounts"
+done
 cat >"$results/env" <<ENV
 REPO=$repo
 OSHRUN=$bindir/tools/oshrun/oshrun
@@ -290,6 +312,7 @@ boot() {
     -device isa-debug-exit,iobase=0xf4,iosize=4 \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
     -virtfs "local,path=$repo/$results,mount_tag=results,security_model=none,multidevs=remap" \
+    "${share_args[@]}" \
     </dev/null >"$guest/qemu${name:+-$name}.log" 2>&1 &
   booted=$!
 }
@@ -303,6 +326,16 @@ guest_end() {
     *) if (($2 % 2)); then echo "$what: its runner ended with status $((($2 - 1) / 2))"
        else echo "$what: QEMU ended with status $2 (see $guest/qemu${1:+-$1}.log)"; fi ;;
   esac
+}
+# stop_if_fatal QEMU_PID...: the guest could not run what it must (scripts/rxe/init or the
+# runner's first check wrote /results/fatal): that one line, no test results, exit 2
+stop_if_fatal() {
+  [[ -s $results/fatal ]] || return 0
+  sleep 1 # the guest powers off on its own; the other guest of `two` would wait for it
+  kill "$@" 2>/dev/null
+  wait "$@" 2>/dev/null
+  echo "the soft-RoCE guest cannot run the tests: $(head -1 "$results/fatal")"
+  exit 2
 }
 declare -A shown=()
 show_progress() { # FILE...: the lines of each FILE not shown yet
@@ -354,7 +387,9 @@ if ((two)); then
   while kill -0 "$qemu" 2>/dev/null || kill -0 "$qemu_b" 2>/dev/null; do
     sleep 2
     show_progress "$results/progress-b" "$results/progress"
+    stop_if_fatal "$qemu" "$qemu_b"
   done
+  stop_if_fatal "$qemu" "$qemu_b"
   wait "$qemu"
   qrc=$?
   wait "$qemu_b"
@@ -375,7 +410,9 @@ else
   while kill -0 "$qemu" 2>/dev/null; do
     sleep 2
     show_progress "$results/progress"
+    stop_if_fatal "$qemu"
   done
+  stop_if_fatal "$qemu"
   wait "$qemu"
   qrc=$?
   show_progress "$results/progress"

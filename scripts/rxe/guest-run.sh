@@ -9,6 +9,15 @@ set -u
 source /results/env # REPO, OSHRUN, BINDIR (host paths, the same inside the guest)
 exec >>/results/guest.log 2>&1
 progress() { echo "$*" >>/results/progress; }
+# The first check: every program of the plan and the judge are visible here (the host's paths,
+# shared by scripts/rxe/init); if not, one line for the host (/results/fatal) and no test at all.
+while IFS=$'\t' read -r -a f; do
+  for need in "$REPO/test/shmem/run_test.sh" "$OSHRUN" "$BINDIR/${f[3]:-}"; do
+    [[ -e $need ]] && continue
+    echo "the guest cannot see $need (the host's path; scripts/rxe/init mounts what it shares)" >/results/fatal
+    exit 2
+  done
+done </results/plan
 
 # devtmpfs has no /dev/fd (bash's process substitution needs it)
 [[ -e /dev/fd ]] || ln -s /proc/self/fd /dev/fd

@@ -32,6 +32,18 @@ esac
 exec >>"/results/guest-$role.log" 2>&1
 if [[ $role == a ]]; then out=/results/progress; else out=/results/progress-b; fi
 progress() { echo "$role: $*" >>"$out"; }
+# The first check: what this guest runs is visible here (the host's paths, shared by
+# scripts/rxe/init); if not, one line for the host (/results/fatal) and no test at all.
+needs=("$SSHD_ROOT/usr/sbin/sshd")
+if [[ $role == a ]]; then
+  needs=("$REPO/test/shmem/run_test.sh" "$REPO/scripts/rxe/mpirun.sh")
+  while IFS=$'\t' read -r -a f; do needs+=("$BINDIR/${f[3]:-}"); done </results/plan
+fi
+for need in "${needs[@]}"; do
+  [[ -e $need ]] && continue
+  echo "rxe-$role cannot see $need (the host's path; scripts/rxe/init mounts what it shares)" >/results/fatal
+  exit 2
+done
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 # wait_for FILE: until FILE exists (the other guest writes it), at most WAIT_S seconds
 wait_for() {
