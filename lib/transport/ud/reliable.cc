@@ -480,6 +480,7 @@ void Endpoint::retransmit(int peer, Peer &p, uint64_t now) {
   Active &a = *p.a;
   ++stats_.timeouts;
   if (a.una < a.next_send) {  // requests in flight: go back to the oldest, with half the window
+    ++stats_.window_shrinks;
     p.ssthresh = std::max(p.cwnd / 2, 1.0f);
     p.cwnd = p.ssthresh;
     a.next_send = a.una;

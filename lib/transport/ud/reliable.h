@@ -141,6 +141,7 @@ struct Stats {
   uint64_t replays = 0;          // replies sent again (timer or duplicate request)
   uint64_t duplicates = 0;       // request or reply segments received again, not acted on
   uint64_t timeouts = 0;         // of either timer (messages, cached replies)
+  uint64_t window_shrinks = 0;   // timeouts that halved cwnd (requests were in flight)
   uint64_t delivered = 0;        // requests given to the handler
   uint64_t dropped = 0;          // malformed or outside the window
 };

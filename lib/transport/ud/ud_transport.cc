@@ -135,6 +135,7 @@ void Transport::shutdown() {
 
 void Transport::send(int pe, const void *msg, size_t len, Kind kind, Pending *pending) {
   outstanding_.fetch_add(1, std::memory_order_relaxed);
+  bool waited = false;
   for (;;) {
     SendResult r;
     {
@@ -146,6 +147,11 @@ void Transport::send(int pe, const void *msg, size_t len, Kind kind, Pending *pe
       return;
     }
     if (r == SendResult::kFailed) on_error_(pe, "it stopped answering over UD earlier");
+    if (!waited) {
+      waited = true;
+      std::lock_guard<SpinLock> guard(lock_);
+      ++busy_;
+    }
     // The peer's window is full: serve (acks free it) and try again.
     progress::Thread::Polling polling(thread_);
     if (!serve()) sched_yield();
@@ -272,6 +278,11 @@ bool Transport::serve_locked() {
   reap_sends();
   ibv_wc wc[16];
   const int n = ibv_poll_cq(recv_cq_, 16, wc);
+  if (n > 0) {
+    received_ += static_cast<unsigned>(n);
+    if (progress::Thread::on_progress_thread()) received_by_thread_ += static_cast<unsigned>(n);
+    if (n == 16) ++full_polls_;
+  }
   for (int i = 0; i < n; ++i) {
     const auto slot = static_cast<unsigned>(wc[i].wr_id);
     const uint8_t *at = buffers_ + kSendSlots * datagram_bytes_ + slot * (kGrh + datagram_bytes_);
@@ -355,6 +366,10 @@ Transport::Stats Transport::stats() {
       s.engine = engine_->stats();
       s.memory_bytes = engine_->memory_bytes();
     }
+    s.received = received_;
+    s.received_by_thread = received_by_thread_;
+    s.full_polls = full_polls_;
+    s.busy = busy_;
   }
   s.wakeups = thread_.wakeups();
   s.productive_wakeups = thread_.productive();
