@@ -71,6 +71,9 @@ struct Endpoint::OutMsg {
   uint64_t token = 0;
   uint64_t first = 0;  // its first segment's number
   bool fetch = false;
+  // When its last segment first went out, for a round-trip sample when it is acked; kNever once
+  // any of its segments was sent again (Karn: the ack may answer either copy) or once sampled.
+  uint64_t sent_at = kNever;
   std::vector<uint8_t> data;          // the copy, freed once every segment is acked
   std::unique_ptr<Reassembly> reply;  // a reply of several segments, as it arrives
 };
@@ -103,8 +106,12 @@ struct Endpoint::Active {
   std::map<uint64_t, Segment> early;  // segments kept until their message is complete
   std::map<uint64_t, std::vector<uint8_t>> replies;  // by request id, until the peer's rack
   // Timers: one for this PE's messages, one for its cached replies (progress on one must not
-  // postpone the other), each doubling from rto_ns at each timeout and reset by its own progress.
+  // postpone the other), each doubling from the peer's RTO at each timeout and reset to it by its
+  // own progress.
   uint64_t rto, reply_rto;
+  // The one reply being timed for a round-trip sample (sent, then released by the peer's rack),
+  // kNever when none: replies replayed are never timed.
+  uint64_t timed_reply = kNever, timed_reply_at = 0;
   uint64_t retx_at = kNever;    // while out is not empty
   uint64_t replay_at = kNever;  // while replies is not empty
   uint64_t progress_at = 0;     // last progress (or when something became outstanding)
@@ -117,6 +124,11 @@ struct Endpoint::Peer {
   uint64_t expected;  // next segment number expected from the peer: the cumulative ack
   uint64_t ack_due = kNever;
   float cwnd, ssthresh;
+  // Round trips to this peer (ns, saturated; srtt 0: no sample yet) and the timeout they give,
+  // kept while the peer is idle: a round trip longer than rto_ns (a loaded host, a slow target)
+  // must not cost a spurious resend per message. rto also keeps a timeout's doubling until a
+  // sample that no resend makes ambiguous comes in (Karn).
+  uint32_t srtt = 0, rttvar = 0, rto;
   bool failed = false;
   bool listed = false;        // in listed_
   std::unique_ptr<Active> a;  // null while idle
@@ -166,6 +178,7 @@ Endpoint::Peer &Endpoint::peer_at(int peer, const char *routine) {
     slot = std::make_unique<Peer>();
     slot->next_seq = slot->expected = kSeqStart + config_.initial_seq;
     slot->cwnd = static_cast<float>(config_.initial_window);
+    slot->rto = static_cast<uint32_t>(std::min<uint64_t>(config_.rto_ns, UINT32_MAX));
     slot->ssthresh = static_cast<float>(config_.max_window);
   }
   return *slot;
@@ -177,7 +190,7 @@ Endpoint::Active &Endpoint::activate(int peer, Peer &p, uint64_t now) {
     Active &a = *p.a;
     a.una = a.next_send = a.high = a.rack_sent = p.next_seq;
     a.msg_start = p.expected;
-    a.rto = a.reply_rto = config_.rto_ns;
+    a.rto = a.reply_rto = p.rto;
     a.progress_at = now;
   }
   if (!p.listed) {
@@ -192,8 +205,10 @@ Endpoint::Active &Endpoint::activate(int peer, Peer &p, uint64_t now) {
 void Endpoint::settle(Peer &p, uint64_t now) {
   if (!p.a) return;
   Active &a = *p.a;
-  if (a.replied_max >= a.rack_sent && rack(p) > a.rack_sent && p.ack_due == kNever)
-    p.ack_due = now + config_.ack_delay_ns;  // p is listed: it has an Active
+  // The rack owed for a reply waits rack_delay_ns: the next request usually carries it (a loop
+  // of fetching AMOs then costs two datagrams each, not three).
+  if (a.replied_max >= a.rack_sent && rack(p) > a.rack_sent)
+    p.ack_due = std::min(p.ack_due, now + config_.rack_delay_ns);  // p is listed: it has an Active
   if (a.retx_at == kNever && a.replay_at == kNever) a.progress_at = now;  // was not waiting
   if (a.out.empty())
     a.retx_at = kNever;
@@ -202,7 +217,7 @@ void Endpoint::settle(Peer &p, uint64_t now) {
   if (a.replies.empty())
     a.replay_at = kNever;
   else if (a.replay_at == kNever)
-    a.replay_at = now + a.reply_rto;
+    a.replay_at = now + a.reply_rto + config_.rack_delay_ns;  // the rack may wait that long
   if (!a.outstanding() && a.early.empty()) p.a.reset();
 }
 
@@ -229,8 +244,7 @@ void Endpoint::send_ack(int peer, Peer &p) {
 }
 
 void Endpoint::schedule_ack(int peer, Peer &p, uint64_t now) {
-  if (p.ack_due != kNever) return;
-  p.ack_due = now + config_.ack_delay_ns;
+  p.ack_due = std::min(p.ack_due, now + config_.ack_delay_ns);  // a rack owed may wait longer
   if (!p.listed) {
     p.listed = true;
     listed_.push_back(peer);
@@ -251,21 +265,26 @@ void Endpoint::send_reply(int peer, Peer &p, uint64_t id, const std::vector<uint
 }
 
 // Puts on the wire the segments that the congestion window allows.
-void Endpoint::pump(int peer, Peer &p) {
+void Endpoint::pump(int peer, Peer &p, uint64_t now) {
   Active &a = *p.a;
   const uint64_t limit = std::min(p.next_seq, a.una + static_cast<uint64_t>(p.cwnd));
   auto it = a.out.lower_bound(a.next_send);
   for (; a.next_send < limit; ++a.next_send) {
     while (it->first < a.next_send) ++it;
     const uint64_t seq = a.next_send;
-    const OutMsg &m = it->second;
+    OutMsg &m = it->second;
     Header h;
     h.type = Type::kRequest;
     h.flags = static_cast<uint8_t>((m.fetch ? kFlagFetch : 0) | (seq == m.first ? kFlagFirst : 0) |
                                    (seq == it->first ? kFlagLast : 0));
     h.seq = static_cast<uint32_t>(seq);
     const size_t off = (seq - m.first) * payload_;
-    if (seq < a.high) ++stats_.retransmits;
+    if (seq < a.high) {
+      ++stats_.retransmits;
+      m.sent_at = kNever;
+    } else if (seq == it->first) {
+      m.sent_at = now;
+    }
     transmit(peer, p, h, m.data.data() + off, std::min(payload_, m.data.size() - off));
   }
   a.high = std::max(a.high, a.next_send);
@@ -290,7 +309,7 @@ SendResult Endpoint::send(int peer, const void *msg, size_t len, Kind kind, uint
   m.fetch = kind == Kind::kFetch;
   const auto *bytes = static_cast<const uint8_t *>(msg);
   m.data.assign(bytes, bytes + len);
-  pump(peer, p);
+  pump(peer, p, now);
   settle(p, now);
   return SendResult::kOk;
 }
@@ -325,7 +344,13 @@ void Endpoint::on_ack(int peer, Peer &p, uint64_t ack, uint64_t now) {
   a.next_send = std::max(a.next_send, ack);
   p.cwnd += p.cwnd < p.ssthresh ? acked : acked / p.cwnd;
   p.cwnd = std::min(p.cwnd, static_cast<float>(config_.max_window));
-  progress(a, now);
+  uint64_t sent_at = kNever;  // the newest message this ack completes, if it can be timed
+  for (auto it = a.out.begin(); it != a.out.end() && it->first < ack; ++it) {
+    if (it->second.sent_at != kNever) sent_at = it->second.sent_at;
+    it->second.sent_at = kNever;
+  }
+  if (sent_at != kNever) sample_rtt(p, now - sent_at);
+  progress(p, a, now);
   for (auto it = a.out.begin(); it != a.out.end() && it->first < ack;) {
     OutMsg &m = it->second;
     if (m.fetch) {
@@ -337,7 +362,7 @@ void Endpoint::on_ack(int peer, Peer &p, uint64_t ack, uint64_t now) {
       cb_.on_acked(token);
     }
   }
-  pump(peer, p);
+  pump(peer, p, now);
 }
 
 void Endpoint::on_rack(Peer &p, uint64_t rack, uint64_t now) {
@@ -346,7 +371,11 @@ void Endpoint::on_rack(Peer &p, uint64_t rack, uint64_t now) {
   const auto end = a.replies.lower_bound(rack);
   if (end == a.replies.begin()) return;
   a.replies.erase(a.replies.begin(), end);
-  a.reply_rto = config_.rto_ns;
+  if (a.timed_reply < rack) {  // a reply sent once, and its release: a round trip
+    sample_rtt(p, now - a.timed_reply_at);
+    a.timed_reply = kNever;
+  }
+  a.reply_rto = p.rto;
   a.replay_at = kNever;  // settle() arms it again from now
   a.progress_at = now;
 }
@@ -415,6 +444,10 @@ void Endpoint::deliver(int peer, Peer &p, uint64_t id, bool fetch, const uint8_t
   Active &a = activate(peer, p, now);
   std::vector<uint8_t> &cached = a.replies[id];
   cached.assign(reply.data, reply.data + reply.len);
+  if (a.timed_reply == kNever) {
+    a.timed_reply = id;
+    a.timed_reply_at = now;
+  }
   send_reply(peer, p, id, cached);
 }
 
@@ -465,15 +498,33 @@ void Endpoint::on_reply_segment(int peer, Peer &p, const Header &h, const uint8_
   cb_.on_reply(m.token, bytes, len);
   a.out.erase(it);
   a.replied_max = std::max(a.replied_max, id);
-  progress(a, now);
-  pump(peer, p);  // the window counts from the oldest incomplete message
+  progress(p, a, now);
+  pump(peer, p, now);  // the window counts from the oldest incomplete message
 }
 
 // Progress on this PE's messages (acked, or replied).
-void Endpoint::progress(Active &a, uint64_t now) {
-  a.rto = config_.rto_ns;
+void Endpoint::progress(const Peer &p, Active &a, uint64_t now) {
+  a.rto = p.rto;
   a.retx_at = kNever;  // settle() arms it again from now
   a.progress_at = now;
+}
+
+// A round trip measured to the peer (RFC 6298's estimator): the timeout becomes the smoothed
+// time plus four deviations, within [rto_ns, rto_max_ns].
+void Endpoint::sample_rtt(Peer &p, uint64_t rtt) {
+  ++stats_.rtt_samples;
+  const uint64_t r = std::clamp<uint64_t>(rtt, 1, UINT32_MAX);
+  if (p.srtt == 0) {
+    p.srtt = static_cast<uint32_t>(r);
+    p.rttvar = static_cast<uint32_t>(r / 2);
+  } else {
+    const uint64_t delta = r > p.srtt ? r - p.srtt : p.srtt - r;
+    p.rttvar = static_cast<uint32_t>((3 * uint64_t{p.rttvar} + delta) / 4);
+    p.srtt = static_cast<uint32_t>((7 * uint64_t{p.srtt} + r) / 8);
+  }
+  const uint64_t rto = uint64_t{p.srtt} + 4 * uint64_t{p.rttvar};
+  p.rto = static_cast<uint32_t>(
+      std::min<uint64_t>(std::clamp(rto, config_.rto_ns, config_.rto_max_ns), UINT32_MAX));
 }
 
 void Endpoint::retransmit(int peer, Peer &p, uint64_t now) {
@@ -484,10 +535,11 @@ void Endpoint::retransmit(int peer, Peer &p, uint64_t now) {
     p.ssthresh = std::max(p.cwnd / 2, 1.0f);
     p.cwnd = p.ssthresh;
     a.next_send = a.una;
-    pump(peer, p);
+    pump(peer, p, now);
   }  // else only replies are awaited: the targets resend them
   a.rto = std::min(a.rto * 2, config_.rto_max_ns);
   a.retx_at = now + a.rto;
+  backoff(p, a.rto);
 }
 
 void Endpoint::replay(int peer, Peer &p, uint64_t now) {
@@ -497,8 +549,17 @@ void Endpoint::replay(int peer, Peer &p, uint64_t now) {
     ++stats_.replays;
     send_reply(peer, p, id, reply);
   }
+  a.timed_reply = kNever;  // its release may now answer either copy
   a.reply_rto = std::min(a.reply_rto * 2, config_.rto_max_ns);
-  a.replay_at = now + a.reply_rto;
+  a.replay_at = now + a.reply_rto + config_.rack_delay_ns;
+  backoff(p, a.reply_rto);
+}
+
+// A timer expired: the peer's timeout keeps the doubled value until a sample that no resend
+// makes ambiguous (Karn), else a round trip longer than the timeout would never be measured and
+// every message would be sent twice.
+void Endpoint::backoff(Peer &p, uint64_t rto) {
+  p.rto = static_cast<uint32_t>(std::min<uint64_t>(std::max<uint64_t>(p.rto, rto), UINT32_MAX));
 }
 
 void Endpoint::fail(int peer, Peer &p) {
@@ -571,6 +632,11 @@ size_t Endpoint::memory_bound_per_peer() const {
 double Endpoint::cwnd(int peer) const {
   const Peer *p = peers_.at(static_cast<size_t>(peer)).get();
   return p ? p->cwnd : config_.initial_window;
+}
+
+uint64_t Endpoint::rto_ns(int peer) const {
+  const Peer *p = peers_.at(static_cast<size_t>(peer)).get();
+  return p ? p->rto : config_.rto_ns;
 }
 
 bool Endpoint::failed(int peer) const {

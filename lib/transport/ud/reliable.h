@@ -15,9 +15,13 @@
 //   Requester: keeps a copy of every message until it completes (acked; or replied, for a fetch);
 //     puts at most cwnd segments past the oldest unacknowledged one on the wire; on a timer
 //     (RTO, doubling at each timeout up to rto_max, reset on progress) halves cwnd and sends again
-//     from the oldest unacknowledged segment (go-back-N). Every header carries its rack: all its
+//     from the oldest unacknowledged segment (go-back-N). The RTO of a peer follows its round
+//     trips (RFC 6298: smoothed time plus four deviations, at least rto), measured on messages
+//     acked (or replied) without a resend and on replies released by a rack without a replay;
+//     a timeout's doubling stays until such a sample (Karn). Every header carries its rack: all its
 //     messages before that number are complete, so the target may drop their cached replies (a
-//     requester whose rack passes a reply it received owes the target a standalone ack).
+//     requester whose rack passes a reply it received owes the target a standalone ack, after
+//     rack_delay unless a request carried the rack first).
 //   Target: keeps segments that arrive early (at most max_window), delivers each message when all
 //     of it arrived in order, and acknowledges cumulatively: the ack field of every datagram it
 //     sends to that peer (requests, replies), or a standalone ack ack_delay after a request when
@@ -39,7 +43,7 @@
 // else kBusy (the caller polls and retries; nothing is queued). cwnd decides how much of that
 // buffer is on the wire.
 //
-// Memory: an idle peer (nothing outstanding, no ack owed) holds idle_peer_bytes() (48 bytes) plus
+// Memory: an idle peer (nothing outstanding, no ack owed) holds idle_peer_bytes() (56 bytes) plus
 // its slot in the table of npes pointers; its buffers are freed when it becomes idle. A peer with
 // traffic holds at most memory_bound_per_peer(): max_window segments of copies, max_window early
 // segments, max_window cached replies and max_window replies being reassembled (with the
@@ -56,7 +60,7 @@
 //   bytes 8-11   ack: the next segment number the sender expects from the receiver (cumulative)
 //   bytes 12-15  rack: every message the sender sent before this number is complete
 //
-// Not here (yet): RTT estimation (the RTO starts at rto_ns whatever the path), selective acks
+// Not here (yet): selective acks
 // and fast retransmit (a loss costs a timeout and a go-back-N), resending only the missing
 // segments of a multi-segment reply, detection of a peer that dies while nothing is outstanding
 // to it, and recovery from a failure (a failed peer stays failed: the job is expected to abort).
@@ -127,10 +131,12 @@ struct Config {
   uint32_t max_window = 32;                // segments (send buffer, early segments, cached replies)
   uint32_t initial_window = 4;             // cwnd of a new peer, segments
   size_t max_reply = 4096 - kHeaderBytes;  // a reply's maximum, bytes
-  uint64_t rto_ns = 1'000'000;             // first retransmission timeout
+  uint64_t rto_ns = 1'000'000;             // first retransmission timeout, and the least
   uint64_t rto_max_ns = 100'000'000;       // cap of the doubling
   uint64_t give_up_ns = 4'000'000'000;     // no progress for this long: the peer failed
   uint64_t ack_delay_ns = 50'000;          // a standalone ack waits this long for traffic to ride
+  uint64_t rack_delay_ns = 50'000;         // the same for an ack owed only for a rack (the
+                                           // target's replay timer allows for it)
   uint32_t initial_seq = 0;                // first sequence number on the wire (tests: wrap-around)
 };
 
@@ -142,6 +148,7 @@ struct Stats {
   uint64_t duplicates = 0;       // request or reply segments received again, not acted on
   uint64_t timeouts = 0;         // of either timer (messages, cached replies)
   uint64_t window_shrinks = 0;   // timeouts that halved cwnd (requests were in flight)
+  uint64_t rtt_samples = 0;      // round trips measured (acks of messages never resent)
   uint64_t delivered = 0;        // requests given to the handler
   uint64_t dropped = 0;          // malformed or outside the window
 };
@@ -169,6 +176,7 @@ class Endpoint {
   static size_t idle_peer_bytes();
   const Stats &stats() const { return stats_; }
   double cwnd(int peer) const;  // congestion window, segments
+  uint64_t rto_ns(int peer) const;  // the retransmission timeout a new message to it starts with
   bool failed(int peer) const;
 
  private:
@@ -187,8 +195,10 @@ class Endpoint {
   void send_ack(int peer, Peer &p);
   void schedule_ack(int peer, Peer &p, uint64_t now);
   void send_reply(int peer, Peer &p, uint64_t id, const std::vector<uint8_t> &reply);
-  void pump(int peer, Peer &p);
-  void progress(Active &a, uint64_t now);
+  void pump(int peer, Peer &p, uint64_t now);
+  void progress(const Peer &p, Active &a, uint64_t now);
+  void sample_rtt(Peer &p, uint64_t rtt);
+  void backoff(Peer &p, uint64_t rto);
   void on_ack(int peer, Peer &p, uint64_t ack, uint64_t now);
   void on_rack(Peer &p, uint64_t rack, uint64_t now);
   void on_request(int peer, Peer &p, const Header &h, const uint8_t *payload, size_t len,

@@ -96,6 +96,10 @@ bool Transport::init(ib::Device *device, int me, int npes, const Options &option
   config.rto_max_ns = std::max(config.rto_max_ns, options.rto_ns);
   config.give_up_ns = options.give_up_ns;
   config.ack_delay_ns = options.ack_delay_ns;
+  // A rack owed after a reply: the next request of a loop of AMOs carries it. Not sooner than
+  // the progress thread's next look while the application polls: waking it for a rack would
+  // cost a wake-up per AMO (the target's replay timer allows for the delay).
+  config.rack_delay_ns = progress::Thread::kPollingCheckNs;
   config.max_reply = config.max_window * (config.mtu - kHeaderBytes);
   engine_ = std::make_unique<Endpoint>(config, static_cast<Callbacks &>(*this));
   max_message_ = config.max_reply;
