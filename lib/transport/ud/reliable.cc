@@ -190,7 +190,7 @@ Endpoint::Active &Endpoint::activate(int peer, Peer &p, uint64_t now) {
     Active &a = *p.a;
     a.una = a.next_send = a.high = a.rack_sent = p.next_seq;
     a.msg_start = p.expected;
-    a.rto = a.reply_rto = p.rto;
+    a.rto = a.reply_rto = peer_rto(p);
     a.progress_at = now;
   }
   if (!p.listed) {
@@ -375,7 +375,7 @@ void Endpoint::on_rack(Peer &p, uint64_t rack, uint64_t now) {
     sample_rtt(p, now - a.timed_reply_at);
     a.timed_reply = kNever;
   }
-  a.reply_rto = p.rto;
+  a.reply_rto = peer_rto(p);
   a.replay_at = kNever;  // settle() arms it again from now
   a.progress_at = now;
 }
@@ -504,9 +504,15 @@ void Endpoint::on_reply_segment(int peer, Peer &p, const Header &h, const uint8_
 
 // Progress on this PE's messages (acked, or replied).
 void Endpoint::progress(const Peer &p, Active &a, uint64_t now) {
-  a.rto = p.rto;
+  a.rto = peer_rto(p);
   a.retx_at = kNever;  // settle() arms it again from now
   a.progress_at = now;
+}
+
+// The timeout a timer of the peer starts with (the stored value saturates at 2^32 ns, which a
+// configured rto_ns may exceed).
+uint64_t Endpoint::peer_rto(const Peer &p) const {
+  return std::max<uint64_t>(p.rto, config_.rto_ns);
 }
 
 // A round trip measured to the peer (RFC 6298's estimator): the timeout becomes the smoothed
@@ -636,7 +642,7 @@ double Endpoint::cwnd(int peer) const {
 
 uint64_t Endpoint::rto_ns(int peer) const {
   const Peer *p = peers_.at(static_cast<size_t>(peer)).get();
-  return p ? p->rto : config_.rto_ns;
+  return p ? peer_rto(*p) : config_.rto_ns;
 }
 
 bool Endpoint::failed(int peer) const {

@@ -198,6 +198,7 @@ class Endpoint {
   void pump(int peer, Peer &p, uint64_t now);
   void progress(const Peer &p, Active &a, uint64_t now);
   void sample_rtt(Peer &p, uint64_t rtt);
+  uint64_t peer_rto(const Peer &p) const;
   void backoff(Peer &p, uint64_t rto);
   void on_ack(int peer, Peer &p, uint64_t ack, uint64_t now);
   void on_rack(Peer &p, uint64_t rack, uint64_t now);
