@@ -262,7 +262,7 @@ done < <(if ((two)); then table_two; else table; fi)
 ((${#plan[@]})) || { echo "no test matches: ${filters[*]}"; exit 2; }
 
 step "building oshrun and ${#programs[@]} test programs (Bazel's output: $log)"
-bazel_logged "$log" build //tools/oshrun:oshrun "${programs[@]}"
+bazel_logged "$log" build //tools/oshrun:oshrun //test/shmem:info "${programs[@]}"
 status=$?
 bindir=$(bazel info bazel-bin 2>>"$log")
 output_base=$(bazel info output_base 2>>"$log")

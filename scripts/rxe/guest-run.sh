@@ -12,7 +12,7 @@ progress() { echo "$*" >>/results/progress; }
 # The first check: every program of the plan and the judge are visible here (the host's paths,
 # shared by scripts/rxe/init); if not, one line for the host (/results/fatal) and no test at all.
 while IFS=$'\t' read -r -a f; do
-  for need in "$REPO/test/shmem/run_test.sh" "$OSHRUN" "$BINDIR/${f[3]:-}"; do
+  for need in "$REPO/test/shmem/run_test.sh" "$OSHRUN" "$BINDIR/info" "$BINDIR/${f[3]:-}"; do
     [[ -e $need ]] && continue
     echo "the guest cannot see $need (the host's path; scripts/rxe/init mounts what it shares)" >/results/fatal
     exit 2
@@ -60,6 +60,7 @@ ud_summary() {
             n["datagrams"], n["segments"], n["replies"], n["timeouts"], n["duplicates"], n["wake-ups"] }'
 }
 # what the library says it uses (device, transport, atomics), once per mode, into info-MODE.log
+# (the info program: hello.c, which says it and ends, not the first test's whole run)
 failed=0
 while IFS=$'\t' read -r -a f; do
   ((${#f[@]})) || continue
@@ -68,7 +69,7 @@ while IFS=$'\t' read -r -a f; do
   if [[ ! -e /results/info-$mode.log ]]; then
     envs=()
     for ((i = 4; i < ${#f[@]} - 1; i++)); do [[ ${f[i]} == --env ]] && envs+=("${f[i + 1]}"); done
-    env "${envs[@]}" SHMEM_INFO=1 timeout 60 "$OSHRUN" -np 2 --bind-to none "$BINDIR/$prog" \
+    env "${envs[@]}" SHMEM_INFO=1 timeout 60 "$OSHRUN" -np 2 --bind-to none "$BINDIR/info" \
       >"/results/info-$mode.log" 2>&1 </dev/null
     info=/results/info-$mode.log
     progress "guest: $mode: $(sed -n 's/^  atomicity mode: \([^ ]*\).*/atomicity \1,/p; s/^  transport: \([a-z]*\) .*/transport \1,/p; s/^  RDMA device: \([^;]*\);.*/device \1/p' "$info" | tr '\n' ' ' | sed 's/[ ,]*$//')"
