@@ -142,12 +142,16 @@ void Transport::send(int pe, const void *msg, size_t len, Kind kind, Pending *pe
   bool waited = false;
   for (;;) {
     SendResult r;
+    uint64_t rto = 0;
     {
       std::lock_guard<SpinLock> guard(lock_);
       r = engine_->send(pe, msg, len, kind, reinterpret_cast<uint64_t>(pending));
+      rto = engine_->rto_ns(pe);
     }
     if (r == SendResult::kOk) {
-      thread_.due_in(static_cast<long>(options_.rto_ns));  // its first resend, if needed
+      // Its first resend, if needed: at the peer's timeout, which may be far longer than
+      // rto_ns (waking the thread for rto_ns would cost a wake-up per message).
+      thread_.due_in(static_cast<long>(rto));
       return;
     }
     if (r == SendResult::kFailed) on_error_(pe, "it stopped answering over UD earlier");
@@ -326,6 +330,9 @@ ibv_ah *Transport::ah_for(int pe) {
 }
 
 void Transport::arm() {
+  // Under the lock: the application thread arms too (a wait going to sleep), and a provider's
+  // arm (mlx5's sequence number and consumer index) must not race another arm or a poll.
+  std::lock_guard<SpinLock> guard(lock_);
   if (recv_cq_) ibv_req_notify_cq(recv_cq_, 0);
 }
 
