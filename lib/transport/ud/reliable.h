@@ -16,9 +16,9 @@
 //     puts at most cwnd segments past the oldest unacknowledged one on the wire; on a timer
 //     (RTO, doubling at each timeout up to rto_max, reset on progress) halves cwnd and sends again
 //     from the oldest unacknowledged segment (go-back-N). The RTO of a peer follows its round
-//     trips (RFC 6298: smoothed time plus four deviations, at least rto), measured on messages
-//     acked (or replied) without a resend and on replies released by a rack without a replay;
-//     a timeout's doubling stays until such a sample (Karn). Every header carries its rack: all its
+//     trips (twice the smoothed time, at least rto), measured on messages acked (or replied)
+//     without a resend and on replies released by a rack without a replay; a timeout's doubling
+//     stays until such a sample (Karn). Every header carries its rack: all its
 //     messages before that number are complete, so the target may drop their cached replies (a
 //     requester whose rack passes a reply it received owes the target a standalone ack, after
 //     rack_delay unless a request carried the rack first).
