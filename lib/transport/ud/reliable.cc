@@ -534,7 +534,8 @@ void Endpoint::sample_rtt(Peer &p, uint64_t rtt) {
 void Endpoint::retransmit(int peer, Peer &p, uint64_t now) {
   Active &a = *p.a;
   ++stats_.timeouts;
-  if (a.una < a.next_send) {  // requests in flight: go back to the oldest, with half the window
+  const bool resent = a.una < a.next_send;
+  if (resent) {  // requests in flight: go back to the oldest, with half the window
     ++stats_.window_shrinks;
     p.ssthresh = std::max(p.cwnd / 2, 1.0f);
     p.cwnd = p.ssthresh;
@@ -543,7 +544,9 @@ void Endpoint::retransmit(int peer, Peer &p, uint64_t now) {
   }  // else only replies are awaited: the targets resend them
   a.rto = std::min(a.rto * 2, config_.rto_max_ns);
   a.retx_at = now + a.rto;
-  backoff(p, a.rto);
+  // Keep the doubling only when something was resent: waiting on a reply (the target resends
+  // it) says nothing about the round trip, and a kept doubling slows every later loss.
+  if (resent) backoff(p, a.rto);
 }
 
 void Endpoint::replay(int peer, Peer &p, uint64_t now) {
