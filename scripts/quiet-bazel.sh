@@ -30,6 +30,23 @@ show_build_errors() {
   [[ -n "$errors" ]] && printf 'build errors (all of them in %s):\n%s\n' "$1" "$errors"
 }
 
+# show_test_log LOG: what a failed test printed. For a googletest binary, each failed case from its
+# RUN line to its FAILED line (what it and its children wrote, and which expectation failed), at
+# most 20 lines each; otherwise the log's last 12 lines.
+show_test_log() {
+  local cases
+  cases=$(grep -aE '^\[  FAILED  \] [^ ]+ \(' "$1" | awk '{ print $4 }' | head -3)
+  if [[ -z "$cases" ]]; then
+    grep -av 'linux-sandbox' "$1" | grep -av '^$' | tail -12
+    return
+  fi
+  local c
+  for c in $cases; do
+    awk -v c="$c" '$0 == "[ RUN      ] " c { on = 1 } on { print } on && index($0, "[  FAILED  ] " c " (") == 1 { exit }' "$1" |
+      head -20
+  done
+}
+
 # report_failed_tests LOG TARGET...: names each failed test with its log; the first three logs'
 # ends are shown (Bazel's sandbox lines left out), the rest are only named. LOG is Bazel's output.
 report_failed_tests() {
@@ -45,7 +62,7 @@ report_failed_tests() {
     fi
     echo "FAILED $t (log: $logf)"
     if ((shown < 3)); then
-      grep -av 'linux-sandbox' "$logf" | grep -av '^$' | tail -12 | sed 's/^/    /'
+      show_test_log "$logf" | sed 's/^/    /'
       shown=$((shown + 1))
     fi
   done

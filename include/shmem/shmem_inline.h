@@ -160,6 +160,27 @@ HOSHMEM_FAST_HELPER int hoshmem_fast_resolve_store(const void *sym, int pe, char
   return hoshmem_fast_resolve_for(sym, pe, at, 1);
 }
 
+/* Puts and gets of `bytes`: as above, and the whole range [sym, sym + bytes) lies in the
+ * segment; a range that runs past its end goes to the library, which reports the overrun
+ * instead of writing into whatever is mapped after PE pe's heap. (p, g and AMOs touch one
+ * aligned element, which cannot cross a segment's end.) */
+HOSHMEM_FAST_HELPER int hoshmem_fast_resolve_range(const void *sym, size_t bytes, int pe,
+                                                   char **at) {
+  const struct hoshmem_fast_state *f = &hoshmem_fast_v6;
+  const uintptr_t a = (uintptr_t)sym;
+  const unsigned i = (unsigned)pe;
+  if (i >= HOSHMEM_FAST_MAX_PES) return 0;
+  const uintptr_t off = a - (uintptr_t)HOSHMEM_FAST_HEAP_BASE, len = f->heap_len[i];
+  if (__builtin_expect(off < len && bytes <= len - off, 1)) {
+    *at = (char *)(a + f->heap_shift[i]);
+    return 1;
+  }
+  uintptr_t shift;
+  if (!hoshmem_fast_data_shift(a, i, &shift) || bytes > f->data_len - (a - f->data_lo)) return 0;
+  *at = (char *)(a + shift);
+  return 1;
+}
+
 /* After an AMO on PE pe's memory: wake it if it sleeps in a wait for its memory
  * (lib/progress/wait.h). A PE asleep in a barrier is not woken by AMOs. Stores do not need this:
  * a PE that sleeps for data has turned them off first (heap_len). An AMO is a full barrier, so
@@ -229,22 +250,22 @@ extern "C" {
 #define HOSHMEM_FAST extern __inline__ __attribute__((__gnu_inline__, __always_inline__))
 #define HOSHMEM_FAST_LIKELY(x) __builtin_expect(!!(x), 1)
 
-/* On PE pe's copy of the symmetric object sym, mapped here at hoshmem_at_: `copy`, else `slow`
- * (the library call). Puts and gets of nelems elements of esize bytes: */
-#define HOSHMEM_FAST_RMA(resolve, sym, pe, copy, slow)                                    \
+/* On PE pe's copy of the symmetric range [sym, sym + bytes), mapped here at hoshmem_at_:
+ * `copy`, else `slow` (the library call). Puts and gets of nelems elements of esize bytes: */
+#define HOSHMEM_FAST_RMA(sym, bytes, pe, copy, slow)                                      \
   do {                                                                                    \
     char *hoshmem_at_;                                                                    \
-    if (HOSHMEM_FAST_LIKELY(resolve(sym, pe, &hoshmem_at_))) {                            \
+    if (HOSHMEM_FAST_LIKELY(hoshmem_fast_resolve_range(sym, bytes, pe, &hoshmem_at_))) {  \
       copy;                                                                               \
       return;                                                                             \
     }                                                                                     \
     slow;                                                                                 \
   } while (0)
-#define HOSHMEM_FAST_PUT(dest, source, nelems, esize, pe, slow) \
-  HOSHMEM_FAST_RMA(hoshmem_fast_resolve_store, dest, pe,        \
+#define HOSHMEM_FAST_PUT(dest, source, nelems, esize, pe, slow)           \
+  HOSHMEM_FAST_RMA(dest, (nelems) * (esize), pe,                          \
                    hoshmem_fast_put_bytes(hoshmem_at_, source, (nelems) * (esize)), slow)
-#define HOSHMEM_FAST_GET(dest, source, nelems, esize, pe, slow) \
-  HOSHMEM_FAST_RMA(hoshmem_fast_resolve, source, pe,           \
+#define HOSHMEM_FAST_GET(dest, source, nelems, esize, pe, slow)           \
+  HOSHMEM_FAST_RMA(source, (nelems) * (esize), pe,                        \
                    __builtin_memcpy(dest, hoshmem_at_, (nelems) * (esize)), slow)
 
 /* --- ordering: every operation above completed in its call, so quiet is a full fence --- */

@@ -109,13 +109,13 @@ size_t checked_bytes(size_t nelems, size_t elem_size, const char *routine) {
 }
 
 // A buffer peers read or that must be symmetric: a symmetric address whose object holds `bytes`
-// (the size is checked under SHMEM_DEBUG).
+// (and the object's size).
 void check_symmetric(const void *p, size_t bytes, const char *what, const char *routine) {
   if (bytes == 0) return;
   size_t room;
   if (!p || !rt.space.translate(p, rt.me, &room)) [[unlikely]]
     fatal(routine, "%s (%p) is not a symmetric address", what, p);
-  if (rt.debug && bytes > room) [[unlikely]]
+  if (bytes > room) [[unlikely]]
     report_out_of_bounds(p, bytes, room, routine);
 }
 

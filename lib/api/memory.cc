@@ -1,6 +1,8 @@
 // Symmetric memory management. Every routine is collective over the world: all PEs pass the same
 // arguments, the deterministic allocator returns the same offset everywhere, and the implied
 // barrier makes the new block usable by peers on return (and a freed one unused before reuse).
+#include <bit>
+#include <cstdint>
 #include <cstring>
 
 #include "lib/api/api.h"
@@ -59,14 +61,25 @@ void *pshmem_malloc_with_hints(size_t size, long hints) {
 }
 
 void *pshmem_align(size_t alignment, size_t size) {
-  if (alignment == 0 || (alignment & (alignment - 1))) {
+  // The spec leaves an alignment that is not a power of two undefined. Programs written for SOS
+  // (dlmalloc's memalign) get it rounded up to the next power of two, which also meets every
+  // smaller power of two the caller may have meant; so do we, saying so under SHMEM_DEBUG.
+  // 0 means no particular alignment, as memalign takes it.
+  size_t rounded = alignment;
+  if (alignment & (alignment - 1)) {
+    rounded = alignment > (SIZE_MAX >> 1) + 1 ? 0 : std::bit_ceil(alignment);
+    if (rounded == 0) {  // no power of two that large: nothing can be allocated
+      if (rt.debug) warn(HOSHMEM_ROUTINE, "alignment %zu is larger than any block", alignment);
+      if (size) pshmem_barrier_all();  // collective like any other failed allocation
+      return nullptr;
+    }
     if (rt.debug)
-      warn(HOSHMEM_ROUTINE, "alignment %zu is not a power of two", alignment);
-    return nullptr;
+      warn(HOSHMEM_ROUTINE, "alignment %zu is not a power of two: rounded up to %zu", alignment,
+           rounded);
   }
   // The spec asks for a multiple of sizeof(void *), but programs written for SOS and OSHMEM pass
   // 1, 2 or 4 too (SOS's own shmemalign test starts at 2): every block meets those already.
-  return allocate(size, alignment < sizeof(void *) ? sizeof(void *) : alignment, HOSHMEM_ROUTINE);
+  return allocate(size, rounded < sizeof(void *) ? sizeof(void *) : rounded, HOSHMEM_ROUTINE);
 }
 
 void *pshmem_calloc(size_t count, size_t size) {

@@ -31,8 +31,15 @@ void pshmem_finalize(void) { runtime_finalize(); }
 
 void pshmem_global_exit(int status) {
   fflush(nullptr);
-  if (rt.boot) rt.boot->abort(status, "shmem_global_exit");
-  _exit(status);
+  // An exit status is the status modulo 256, so 256 (or -256, 512, ...) would end the job with 0,
+  // a success: such a status exits with 255 instead, here and through the launcher (mpirun too
+  // takes the job's status from PMIx_Abort). The message keeps the status the program passed,
+  // for the launcher's report.
+  const int code = status != 0 && (status & 0xff) == 0 ? 255 : status & 0xff;
+  char message[48];
+  snprintf(message, sizeof message, "shmem_global_exit(%d)", status);
+  if (rt.boot) rt.boot->abort(code, message);
+  _exit(code);
 }
 
 int pshmem_my_pe(void) { return rt.me; }

@@ -10,6 +10,7 @@ namespace hoshmem {
 namespace {
 int g_my_pe = -1;
 AbortHook g_abort_hook = nullptr;
+int g_peer_lost_grace_ms = 0;
 
 // Formats the whole line first and writes it with one write(2) so lines of different PEs never
 // interleave mid-line.
@@ -41,6 +42,16 @@ void set_error_identity(int my_pe) { g_my_pe = my_pe; }
 void set_abort_hook(AbortHook hook) { g_abort_hook = hook; }
 
 void fatal(const char *routine, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfatal(1, routine, fmt, ap);
+}
+
+void set_peer_lost_grace(int milliseconds) { g_peer_lost_grace_ms = milliseconds; }
+
+void fatal_peer_lost(const char *routine, const char *fmt, ...) {
+  // Plain sleeps: the launcher's SIGTERM ends the process in the middle of one.
+  for (int slept = 0; slept < g_peer_lost_grace_ms; slept += 10) usleep(10 * 1000);
   va_list ap;
   va_start(ap, fmt);
   vfatal(1, routine, fmt, ap);

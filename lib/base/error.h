@@ -22,6 +22,13 @@ void set_abort_hook(AbortHook hook);
 // Same, with an explicit exit status.
 [[noreturn]] void fatal_status(int status, const char *routine, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+// A peer stopped answering: usually it died, and the launcher, which saw it die, is already
+// ending the job with the one line that names it. So this waits the grace period set by
+// set_peer_lost_grace (0: none, as in a singleton job) for the launcher to end this process,
+// then reports like fatal() (a network failure with every PE alive).
+[[noreturn]] void fatal_peer_lost(const char *routine, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void set_peer_lost_grace(int milliseconds);
 // Prints a one-line warning, continues.
 void warn(const char *routine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -25,7 +25,10 @@ class PmixBootstrap final : public Bootstrap {
     PMIX_LOAD_PROCID(&job_, me_.nspace, PMIX_RANK_WILDCARD);
     size_ = static_cast<int>(get_job_uint32(PMIX_JOB_SIZE));
     local_ = parse_peers(get_job_string(PMIX_LOCAL_PEERS));
-    describe_ = std::string("pmix (namespace ") + me_.nspace + ")";
+    // oshrun's namespace is the job's secret (it admits a client to the job): not printed.
+    const std::string nspace = me_.nspace;
+    describe_ = nspace.starts_with("oshrun.") ? std::string("pmix (oshrun)")
+                                              : "pmix (namespace " + nspace + ")";
   }
 
   // No PMIx_Finalize here: a process that exits without shmem_finalize must look like one that

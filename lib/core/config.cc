@@ -39,6 +39,9 @@ constexpr Variable kVariables[] = {
      "an address (hex) or 0 for anywhere",
      "virtual address of the symmetric heap on every PE (only the default keeps the inline fast "
      "path on)"},
+    {"HOSHMEM_HEAP_PAGES", nullptr, "auto", "auto, 4k, 2m or 1g",
+     "page size of the symmetric heap: 2m/1g = hugetlb pages (reserved with vm.nr_hugepages), "
+     "4k = ordinary pages with transparent huge pages advised; auto = 2m if enough are free"},
     {"HOSHMEM_SHARE_GLOBALS", nullptr, "1", "0 or 1",
      "make the executable's globals and statics remotely accessible"},
     {"HOSHMEM_WAIT", nullptr, "auto", "auto, spin, yield or sleep",
@@ -66,6 +69,10 @@ constexpr Variable kVariables[] = {
     {"HOSHMEM_RC_TIMEOUT", nullptr, "18", "1 to 31",
      "RC and DC: how long a queue pair waits for an acknowledgement before it sends again, "
      "4.096 us * 2^N (18: 1.07 s; 14: 67 ms); after 7 tries in a row the job stops"},
+    // the default is rc::Transport::kLaneCqEntries
+    {"HOSHMEM_RC_CQ_SIZE", nullptr, "4096", "entries, 16 to 4194303",
+     "RC and DC: completion-queue entries asked for each context's lane (the device may give "
+     "more); smaller makes tests reach a full CQ with few peers"},
     {"HOSHMEM_UD_WINDOW", nullptr, "32", "datagrams, 2 to 1024",
      "UD messages (AMOs across nodes in all-SW mode): datagrams in flight per peer, also the "
      "largest message in datagrams"},
@@ -150,6 +157,7 @@ Config load_config() {
   c.version = bool_var("SHMEM_VERSION");
   c.atomics = choice_var("HOSHMEM_ATOMICS", {"auto", "sw", "hw"});
   c.heap_base = uint_var("HOSHMEM_HEAP_BASE");
+  c.heap_pages = choice_var("HOSHMEM_HEAP_PAGES", {"auto", "4k", "2m", "1g"});
   c.share_globals = bool_var("HOSHMEM_SHARE_GLOBALS");
   c.wait = choice_var("HOSHMEM_WAIT", {"auto", "spin", "yield", "sleep"});
   c.transport = choice_var("HOSHMEM_TRANSPORT", {"auto", "rc", "dc", "ud"});
@@ -172,6 +180,7 @@ Config load_config() {
     };
   };
   parsed_var("HOSHMEM_RC_TIMEOUT", in_range(1, 31));  // read by the RC transport
+  parsed_var("HOSHMEM_RC_CQ_SIZE", in_range(16, (1 << 22) - 1));  // read by the RC transport
   c.ud_window = parsed_var("HOSHMEM_UD_WINDOW", in_range(2, 1024));
   c.ud_rto_us = parsed_var("HOSHMEM_UD_RTO_US", in_range(10, 10'000'000));
   c.ud_give_up_ms = parsed_var("HOSHMEM_UD_GIVE_UP_MS", in_range(100, 3'600'000));

@@ -15,6 +15,7 @@ struct Config {
   bool version;             // SHMEM_VERSION
   std::string atomics;      // HOSHMEM_ATOMICS: auto | sw | hw
   uint64_t heap_base;       // HOSHMEM_HEAP_BASE: where the heap goes on every PE (0: anywhere)
+  std::string heap_pages;   // HOSHMEM_HEAP_PAGES: auto | 4k | 2m | 1g
   bool share_globals;       // HOSHMEM_SHARE_GLOBALS
   std::string wait;         // HOSHMEM_WAIT: auto | spin | yield | sleep
   uint64_t sleep_timeout_us;  // HOSHMEM_SLEEP_TIMEOUT_US (0: the wait policy's own)

@@ -6,7 +6,7 @@
 //
 // Inline stores (put, p, atomic_set) do not look at the target's sleep flag afterwards, as the
 // library's do: that load cost a third of a store loop's time. Instead each PE's state lives in
-// its heap file (HeapConfig::shared_state), and a PE about to sleep for data zeroes its heap_len
+// its control file (HeapConfig::shared_state), and a PE about to sleep for data zeroes its heap_len
 // entry in every PE's state: their stores to it then take the library path, which rings. A store
 // that resolved just before the zeroing is not seen by the sleeper's re-check, the same race a
 // plain store still in the store buffer has with the flag, and the sleep's timeout bounds both.

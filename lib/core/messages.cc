@@ -25,8 +25,8 @@ struct AddressRecord {
 };
 
 enum MessageType : uint8_t { kAmo = 1, kPut = 2, kGet = 3 };
-// Where a message's bytes are on the target: an offset in its file (control area, then heap: the
-// same layout on every PE) or in its globals.
+// Where a message's bytes are on the target: an offset in its "file" (control area, then heap, one
+// address range: the same layout on every PE) or in its globals.
 enum Segment : uint8_t { kFile = 0, kGlobals = 1 };
 
 // Both ends are the same build on hosts of the same byte order (little-endian x86-64): fields
@@ -92,14 +92,15 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
   // them to arrive by quiet.
   void put(int pe, void *sym, const void *source, size_t bytes) {
     const size_t chunk = transport.max_message() - sizeof(Place);
-    thread_local std::vector<uint8_t> m;  // the message: header, then the bytes
+    // The message: header, then the bytes. One allocation per put, not a thread_local buffer:
+    // exit() destroys thread_locals before the implicit finalize runs, and its barrier puts.
+    std::vector<uint8_t> m(sizeof(Place) + std::min(chunk, bytes));
     for (size_t off = 0; off < bytes; off += chunk) {
       const size_t n = std::min(chunk, bytes - off);
       const Place p = file_place(kPut, static_cast<char *>(sym) + off, n, pe);
-      m.resize(sizeof p + n);
       memcpy(m.data(), &p, sizeof p);
       memcpy(m.data() + sizeof p, static_cast<const char *>(source) + off, n);
-      transport.post(pe, m.data(), m.size());
+      transport.post(pe, m.data(), sizeof p + n);
     }
   }
   void get(int pe, void *dest, const void *sym, size_t bytes, bool nbi) {

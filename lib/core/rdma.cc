@@ -40,6 +40,8 @@ RdmaAddPath rdma_add_path;
 namespace {
 
 [[noreturn]] void rc_failed(int pe, const char *cause) {
+  if (rc::means_peer_lost(cause))  // it died, most likely: the launcher names it (error.h)
+    fatal_peer_lost("RDMA", "operation on PE %d failed: %s", pe, cause);
   fatal("RDMA", "operation on PE %d failed: %s", pe, cause);
 }
 
@@ -305,7 +307,8 @@ atomics::AtomicBackend *rdma_start(Bootstrap &boot) {
   if (dc && !r.transport.use_dc(static_cast<unsigned>(rt.config.dci_count), &why))
     fatal("shmem_init", "cannot start the DC transport: %s", why.c_str());
   if (!dc) r.transport.close_dc_target();  // every PE chose RC: nothing will reach it
-  // The control area (team slots: the library's messages) and the heap are one file, one region.
+  // The control area (team slots: the library's messages) and the heap are one address range
+  // (two files side by side; the heap's may be of huge pages): one region.
   r.file_base = reinterpret_cast<uintptr_t>(rt.memory.own_file());
   r.file_size = rt.memory.file_size();
   check_pinnable(r.file_size + (rt.space.data.mapped ? rt.space.data.size : 0), r.device->name());

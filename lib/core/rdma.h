@@ -5,7 +5,7 @@
 // At shmem_init, before the mode is chosen, rdma_probe() opens the device (HOSHMEM_DEVICE) and
 // publishes whether this PE can do HCA atomics, with its connection manager's address; the mode
 // is then chosen from every PE's answer. rdma_start() registers this PE's control area and heap
-// (one memory region: they are one file) and its globals, exchanges one base address and rkey per
+// (one memory region: two files mapped side by side) and its globals, exchanges one base address and rkey per
 // segment (O(1) per PE), installs the atomic backend and routes library messages to other nodes
 // through it (lib/transport/net/peer.h).
 #pragma once

@@ -29,6 +29,7 @@ void abort_job(int status, const char *message) {
 }
 
 constexpr const char *kCpusKey = "hoshmem.cpus";
+constexpr int kPeerLostGraceMs = 5000;  // see set_peer_lost_grace
 
 // True when the PEs of this node cannot each have a CPU of their own: more PEs than the CPUs they
 // may run on together, or two PEs bound to the same single CPU. Spinning would then only steal
@@ -60,6 +61,12 @@ bool node_is_oversubscribed(Bootstrap &boot) {
 // run unchanged. A non-zero exit does not: that PE stays "exited without finalize" for the
 // launcher, which tears the job down at once instead of letting the other PEs wait for it. Only a
 // finalized PE disconnects from the launcher cleanly.
+//
+// exit() runs its handlers in the reverse order of their registration, the destructors of
+// function-local statics (ours, libstdc++'s, the verbs provider's) among them. A static first
+// constructed after this handler was registered is destroyed before it runs. So the handler is
+// registered at the end of the first init, after everything init creates, and the state the
+// finalize needs lives in `rt` (constructed when the library is loaded, destroyed after).
 void finish_at_exit(int status, void *) {
   if (status == 0)
     while (rt.initialized) runtime_finalize();
@@ -97,12 +104,14 @@ void runtime_init(int requested, int *provided, const char *routine) {
   // and it is closed at exit, which is where the launcher expects a finalized PE to disconnect.
   if (!rt.boot) {
     rt.boot = make_bootstrap();
-    on_exit(finish_at_exit, nullptr);
   } else {
     rt.boot->begin_session();
   }
   Bootstrap &boot = *rt.boot;
   set_error_identity(boot.rank());
+  // A launcher tears the job down within about a second of a PE's death and names it; a PE that
+  // finds a peer silent first waits that long, so the line users see names the dead PE.
+  set_peer_lost_grace(boot.size() > 1 ? kPeerLostGraceMs : 0);
   rt.config = load_config();
   rt.me = boot.rank();
   rt.npes = boot.size();
@@ -134,6 +143,10 @@ void runtime_init(int requested, int *provided, const char *routine) {
   HeapConfig heap;
   heap.heap_size = rt.config.symmetric_size;
   heap.base_hint = rt.config.heap_base;
+  heap.pages = rt.config.heap_pages == "4k"   ? HeapPages::k4K
+               : rt.config.heap_pages == "2m" ? HeapPages::k2M
+               : rt.config.heap_pages == "1g" ? HeapPages::k1G
+                                              : HeapPages::kAuto;
   heap.share_globals = rt.config.share_globals;
   heap.shared_state = fast_path_state();
   heap.shared_state_bytes = fast_path_state_bytes();
@@ -171,7 +184,7 @@ void runtime_init(int requested, int *provided, const char *routine) {
   // Writes by RDMA from another node ring no doorbell: poll, then back off.
   if (spans_nodes) rt.wait.first_sleep_ns = std::min(10 * 1000L, rt.wait.sleep_timeout_ns);
 
-  static std::vector<shm::ControlBlock *> controls;
+  std::vector<shm::ControlBlock *> &controls = rt.controls;
   controls.assign(rt.npes, nullptr);
   rt.cpu_atomics_table = std::make_unique<bool[]>(rt.npes);
   for (int pe = 0; pe < rt.npes; ++pe) {
@@ -205,6 +218,10 @@ void runtime_init(int requested, int *provided, const char *routine) {
   rt.initialized = true;
   publish_fast_path();
   rt.barrier.run();
+  if (!rt.exit_hook_set) {  // last: see finish_at_exit
+    on_exit(finish_at_exit, nullptr);
+    rt.exit_hook_set = true;
+  }
 
   if (rt.me == 0 && rt.config.info) runtime_print_info(stdout);
   else if (rt.me == 0 && rt.config.version) printf("%s\n", runtime_build_string());
@@ -281,6 +298,10 @@ void runtime_print_info(FILE *out) {
   fprintf(out, "  symmetric heap: %s at %p (%s on every PE)\n",
           format_size(rt.memory.heap_size(), size, sizeof size), rt.memory.heap_base(),
           rt.memory.same_address_everywhere() ? "same address" : "different addresses");
+  const size_t page = rt.memory.page_size();
+  fprintf(out, "  heap pages: %s (%s); hugetlb pages on %d of %d PEs of this node\n",
+          page >= (size_t{1} << 30) ? "1 GiB" : page >= (size_t{2} << 20) ? "2 MiB" : "4 KiB",
+          rt.memory.pages_reason().c_str(), rt.memory.node_pes_huge(), rt.memory.node_pes());
   fprintf(out, "  globals: %zu bytes of .data/.bss %s\n", rt.space.data.size,
           rt.space.data.size ? "remotely accessible" : "not shared (HOSHMEM_SHARE_GLOBALS=0)");
   const char *fast_off = fast_path_status();
@@ -310,9 +331,16 @@ void report_not_symmetric(const void *addr, int pe, const char *routine) {
         "the executable's globals", addr, pe);
 }
 
-void report_out_of_bounds(const void *addr, size_t len, size_t room, const char *routine) {
-  fatal(routine, "%zu bytes at %p run past the end of the symmetric segment (%zu bytes left)", len,
-        addr, room);
+void report_out_of_bounds(const void *addr, size_t len, size_t room, const char *routine, int pe) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  const char *segment = a - rt.space.heap.base < rt.space.heap.size ? "symmetric heap"
+                        : a - rt.space.data.base < rt.space.data.size ? "global variables"
+                                                                      : "symmetric segment";
+  if (pe < 0)
+    fatal(routine, "%zu bytes at %p run %zu bytes past the end of the %s", len, addr,
+          len - room, segment);
+  fatal(routine, "%zu bytes at %p run %zu bytes past the end of PE %d's %s", len, addr,
+        len - room, pe, segment);
 }
 
 void report_misaligned(const void *addr, size_t alignment, const char *routine) {
@@ -328,7 +356,7 @@ void check_off_node(const void *sym, size_t len, int pe, const char *routine) {
     room = rt.space.data.size - off;
   else
     report_not_symmetric(sym, pe, routine);
-  if (rt.debug && len > room) report_out_of_bounds(sym, len, room, routine);
+  if (len > room) report_out_of_bounds(sym, len, room, routine, pe);
 }
 
 void report_null(const char *what, const char *routine) {

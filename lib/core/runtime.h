@@ -47,6 +47,11 @@ struct Runtime {
   WorldBarrier barrier;
   std::recursive_mutex setup_mutex;  // init/finalize/malloc family: collective, one thread at a time
   std::unique_ptr<bool[]> cpu_atomics_table;
+  // What `control` points into. Owned here, by the global itself, and not by a function-local
+  // static: such a static is destroyed at exit before the implicit finalize runs (see
+  // runtime.cc, finish_at_exit), and the finalize's barrier needs it.
+  std::vector<shm::ControlBlock *> controls;
+  bool exit_hook_set = false;  // finish_at_exit is registered
 };
 
 extern Runtime rt;
@@ -88,16 +93,16 @@ const char *runtime_build_string();
 [[noreturn]] void report_bad_pe(int pe, const char *routine);
 [[noreturn]] void report_not_symmetric(const void *addr, int pe, const char *routine);
 [[noreturn]] void report_out_of_bounds(const void *addr, size_t len, size_t room,
-                                       const char *routine);
+                                       const char *routine, int pe = -1);
 [[noreturn]] void report_misaligned(const void *addr, size_t alignment, const char *routine);
 [[noreturn]] void report_null(const char *what, const char *routine);
 // remote_address's checks for a PE of another node (nothing is mapped to translate to).
 void check_off_node(const void *sym, size_t len, int pe, const char *routine);
 
 // Where PE `pe`'s copy of the symmetric range [sym, sym + len) is mapped here, or nullptr when
-// `pe` is on another node (reached over the network: rdma.h). Always checks the PE and that `sym`
-// is symmetric (a wrong one would index the tables out of bounds); with SHMEM_DEBUG also that the
-// whole range is inside the segment.
+// `pe` is on another node (reached over the network: rdma.h). Always checks the PE, that `sym`
+// is symmetric (a wrong one would index the tables out of bounds) and that the whole range is
+// inside the segment (past its end lies another mapping, or nothing).
 inline char *remote_address(const void *sym, size_t len, int pe, const char *routine) {
   if (static_cast<unsigned>(pe) >= static_cast<unsigned>(rt.npes)) [[unlikely]]
     report_bad_pe(pe, routine);
@@ -109,8 +114,8 @@ inline char *remote_address(const void *sym, size_t len, int pe, const char *rou
   char *p = rt.space.translate(sym, pe, &room);
   if (!p) [[unlikely]]
     report_not_symmetric(sym, pe, routine);
-  if (rt.debug && len > room) [[unlikely]]
-    report_out_of_bounds(sym, len, room, routine);
+  if (len > room) [[unlikely]]
+    report_out_of_bounds(sym, len, room, routine, pe);
   return p;
 }
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "lib/bootstrap/bootstrap.h"
@@ -15,12 +16,17 @@
 
 namespace hoshmem {
 
+// HOSHMEM_HEAP_PAGES
+enum class HeapPages { kAuto, k4K, k2M, k1G };
+
 struct HeapConfig {
   size_t heap_size = 0;        // SHMEM_SYMMETRIC_SIZE
+  HeapPages pages = HeapPages::kAuto;
   uintptr_t base_hint = 0;     // where to try to put the heap on every PE (0: anywhere)
   bool share_globals = true;   // make .data/.bss remotely accessible
   // A page-aligned range of this process that the peers must be able to write: it is moved onto
-  // this PE's file (shm::kSharedStateOffset), contents kept; peers reach it with shm::shared_state
+  // this PE's control file (shm::kSharedStateOffset), contents kept; peers reach it with
+  // shm::shared_state
   void *shared_state = nullptr;
   size_t shared_state_bytes = 0;
 };
@@ -39,14 +45,25 @@ class SymmetricMemory {
   bool state_shared() const { return state_shared_; }  // HeapConfig::shared_state is shared
   size_t heap_size() const { return space_.heap.size; }
   void *heap_base() const { return reinterpret_cast<void *>(space_.heap.base); }
-  // This PE's whole file as mapped here: control area (control block, team slots), then the heap.
+  // This PE's control area (control block, team slots) and heap as mapped here: two files, one
+  // contiguous range (one registration covers both).
   char *own_file() const { return own_file_; }
   size_t file_size() const { return file_size_; }
+  // The heap's page size (4096, 2 MiB or 1 GiB) and why it got it, for SHMEM_INFO.
+  size_t page_size() const { return page_size_; }
+  const std::string &pages_reason() const { return pages_reason_; }
+  // How many PEs of this node (this one included) have a heap of hugetlb pages.
+  int node_pes_huge() const { return node_pes_huge_; }
+  int node_pes() const { return node_pes_; }
 
  private:
   // false when the range is not whole pages of at most shm::kSharedStateBytes, or the mapping
   // fails (then the range stays private)
   bool share_state(int fd, void *state, size_t bytes);
+  // Creates the heap file and maps it at `at`, with the page size HeapConfig::pages asks for
+  // (auto: 2 MiB pages if enough are free, else 4 KiB). Sets page_size_ and pages_reason_.
+  // Returns the descriptor; fatal when an explicit request cannot be met.
+  int map_heap(const HeapConfig &config, size_t heap_size, char *at);
 
   SymmetricSpace space_;
   std::unique_ptr<SymmetricAllocator> allocator_;
@@ -56,6 +73,9 @@ class SymmetricMemory {
   std::vector<Mapping> peer_files_;  // peers' files mapped here, to unmap at teardown
   char *own_file_ = nullptr;        // control block + heap of this PE
   size_t file_size_ = 0;
+  size_t page_size_ = 4096;
+  std::string pages_reason_;
+  int node_pes_huge_ = 0, node_pes_ = 0;
   bool same_address_ = false;
   bool state_shared_ = false;
 };

@@ -40,6 +40,16 @@ expect "PE 2 shmem_global_exit(6)" 6 "PE 2 called shmem_global_exit\(6\) \(kille
   --abort 2 6 --abort-msg shmem_global_exit
 # shmem_global_exit(0) ends the job on purpose: the others are killed, the status is 0.
 expect "PE 3 shmem_global_exit(0)" 0 "PE 3 called shmem_global_exit\(0\)" --abort 3 0 --abort-msg shmem_global_exit
+# A status that is 0 modulo 256 would be an exit status of 0: oshrun exits 255 and says why. The
+# library sends 255 already, with the program's status in the message; oshrun reports that one.
+expect "PE 2 PMIx_Abort(256) as shmem_global_exit" 255 \
+  "PE 2 called shmem_global_exit\(256\) \(exit status 255: 256 is 0 modulo 256\) \(killed the other 3 PEs\)$" \
+  --abort 2 256 --abort-msg shmem_global_exit
+expect "PE 1 shmem_global_exit(512) from the library" 255 \
+  "PE 1 called shmem_global_exit\(512\) \(exit status 255: 512 is 0 modulo 256\) \(killed the other 3 PEs\)$" \
+  --abort 1 255 --abort-msg "shmem_global_exit(512)"
+expect "PE 0 aborts 256" 255 "PE 0 aborted the job with status 256 \(exit status 255: 256 is 0 modulo 256\): " \
+  --abort 0 256 --others-sleep
 expect "PE 1 skips finalize" 1 "PE 1 exited without calling shmem_finalize" --no-finalize 1 --others-sleep
 expect "PE 2 exits 9, others ignore SIGTERM" 9 "PE 2 exited with status 9" --exit 2 9 --ignore-term --others-sleep
 

@@ -15,6 +15,13 @@
  *   --ignore-term       ignore SIGTERM (the launcher must escalate to SIGKILL)
  *   --print-affinity    print "affinity rank R cpus a,b,..."
  *   --print-tmpdir      print "tmpdir DIR" (the PMIx server's directory, from the environment)
+ *   --wait-file PATH    every rank waits until PATH exists before the data fence
+ *   --exit-early R SYNC rank R exits 0 before PMIx_Init (rank from PMIX_RANK); with SYNC a file
+ *                       path (not "-"), rank R writes its PID there and the other ranks wait until
+ *                       the launcher has reaped it before they call PMIx_Init
+ *   --intrude CODE      act as an intruder: PMIx_Init with whatever PMIX_* variables it was given;
+ *                       if that succeeds print "intruder joined as rank R" and PMIx_Abort(CODE),
+ *                       else print "intruder refused: ERROR" and exit 3
  * Other arguments are ignored (tests use a unique marker to find leftover processes).
  * Prints "ok rank R size N" on success; on a failed check prints "FAIL rank R: ..." and exits 1. */
 #define _GNU_SOURCE
@@ -24,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static pmix_proc_t me;
@@ -97,6 +105,57 @@ static void put_and_check_all(const char *key, unsigned size, unsigned long salt
   }
 }
 
+static void wait_for_file(const char *path) {
+  struct stat st;
+  while (stat(path, &st) != 0) usleep(20000);
+}
+
+/* --exit-early: runs before PMIx_Init, so the rank comes from the launcher's environment. */
+static void exit_early(long early_rank, const char *sync) {
+  const char *env = getenv("PMIX_RANK");
+  const long rank = env ? atol(env) : -1;
+  const int synced = strcmp(sync, "-") != 0;
+  if (rank == early_rank) {
+    if (synced) { /* write-then-rename: the others never read a partial PID */
+      char tmp[4096];
+      snprintf(tmp, sizeof tmp, "%s.tmp", sync);
+      FILE *f = fopen(tmp, "w");
+      if (f) {
+        fprintf(f, "%d\n", (int)getpid());
+        fclose(f);
+        rename(tmp, sync);
+      }
+    }
+    exit(0);
+  }
+  if (!synced) return;
+  wait_for_file(sync);
+  int pid = 0;
+  FILE *f = fopen(sync, "r");
+  if (f) {
+    if (fscanf(f, "%d", &pid) != 1) pid = 0;
+    fclose(f);
+  }
+  /* /proc/PID stays while the early rank is a zombie: gone means the launcher reaped it. */
+  char proc[64];
+  snprintf(proc, sizeof proc, "/proc/%d", pid);
+  struct stat st;
+  while (pid > 0 && stat(proc, &st) == 0) usleep(20000);
+}
+
+static int intrude(int code) {
+  pmix_proc_t self;
+  pmix_status_t rc = PMIx_Init(&self, NULL, 0);
+  if (rc != PMIX_SUCCESS) {
+    printf("intruder refused: %s\n", PMIx_Error_string(rc));
+    return 3;
+  }
+  printf("intruder joined as rank %u\n", (unsigned)self.rank);
+  fflush(stdout);
+  PMIx_Abort(code, "an intruder ended this job", NULL, 0);
+  return 4;
+}
+
 static void print_affinity(void) {
   cpu_set_t cpus;
   CHECK(sched_getaffinity(0, sizeof cpus, &cpus) == 0, "sched_getaffinity");
@@ -114,6 +173,8 @@ int main(int argc, char **argv) {
   long sleep_seconds = 0;
   const char *abort_msg = "pmix_client aborting on purpose";
   int others_sleep = 0, show_affinity = 0, show_tmpdir = 0;
+  const char *wait_file = NULL, *early_sync = "-";
+  long early_rank = -1, intrude_code = -1;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--expect-size") && i + 1 < argc) expect_size = atol(argv[++i]);
     else if (!strcmp(argv[i], "--barriers") && i + 1 < argc) barriers = atol(argv[++i]);
@@ -127,7 +188,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--ignore-term")) signal(SIGTERM, SIG_IGN);
     else if (!strcmp(argv[i], "--print-affinity")) show_affinity = 1;
     else if (!strcmp(argv[i], "--print-tmpdir")) show_tmpdir = 1;
+    else if (!strcmp(argv[i], "--wait-file") && i + 1 < argc) wait_file = argv[++i];
+    else if (!strcmp(argv[i], "--exit-early") && i + 2 < argc) { early_rank = atol(argv[++i]); early_sync = argv[++i]; }
+    else if (!strcmp(argv[i], "--intrude") && i + 1 < argc) intrude_code = atol(argv[++i]);
   }
+  if (intrude_code >= 0) return intrude((int)intrude_code);
+  if (early_rank >= 0) exit_early(early_rank, early_sync);
 
   pmix_status_t rc = PMIx_Init(&me, NULL, 0);
   if (rc != PMIX_SUCCESS) {
@@ -191,6 +257,7 @@ int main(int argc, char **argv) {
   }
 
   if (sleep_seconds > 0) sleep((unsigned)sleep_seconds);
+  if (wait_file) wait_for_file(wait_file);
   put_and_check_all("hoshmem.test.a", size, 7);
   for (long i = 0; i < barriers; ++i) fence(0);
   put_and_check_all("hoshmem.test.b", size, 11); /* a second exchange after barriers */

@@ -9,12 +9,15 @@ def shmem_test(
         expect_stderr = None,
         expect_output = None,
         no_survivors = False,
+        stderr_lines = None,
+        no_leftovers = False,
         timeout_s = 120,
         copts = [],
         binary = None,
         requires_cpu = None,
         softhca = False,
         across_nodes = None,
+        huge_pages = None,
         tags = []):
     """Builds `name` (cc_binary linked with //lib:hoshmem) and one sh_test `name_np<N>` per N.
 
@@ -24,11 +27,16 @@ def shmem_test(
       expect_stderr: extended regex (or list) that must match a line of stderr; "{np}" -> N
       expect_output: same, matched against stdout + stderr
       no_survivors:  no PE process may outlive the launcher (programs record their PIDs)
+      stderr_lines:  stderr must have exactly this many lines
+      no_leftovers:  nothing of the job may be left in /dev/shm (over softhca: the model's
+                     segment has no live node and is removed by the model's next start)
       copts:         extra compiler flags (e.g. -DHOSHMEM_NO_INLINE: every call into the library)
       binary:        run this program (a target of an earlier shmem_test) instead of building one
       requires_cpu:  /proc/cpuinfo flags the run needs (space-separated); without them the test
                      says so and passes (a variant of code chosen per CPU that this one lacks)
       softhca:       run over the software mlx5 HCA (//test/softhca), in a fabric of its own
+      huge_pages:    reserve this many free 2 MiB huge pages for the run and check they come
+                     back (run_test.sh --huge-pages); says "not run" where it cannot
       across_nodes:  also run it with its PEs on several "nodes" of this machine, over softhca in
                      all-HW mode with RC: `name_k1_np<N>` (HOSHMEM_PES_PER_NODE=1, every PE its
                      own node) for each N of 2 and 4 and `name_k2_np4` (pairs); tagged
@@ -59,7 +67,9 @@ def shmem_test(
         status = "0"
     else:
         status = str(expect_fail)
-    _runs(name, binary, nps, env, status, expect_stderr, expect_output, no_survivors,
+    checks = struct(no_survivors = no_survivors, stderr_lines = stderr_lines,
+                    no_leftovers = no_leftovers, huge_pages = huge_pages)
+    _runs(name, binary, nps, env, status, expect_stderr, expect_output, checks,
           requires_cpu, softhca, timeout_s, tags)
     if across_nodes:
         modes = [("", "hw", "rc", "across_nodes"), ("_dc", "hw", "dc", "across_nodes_dc")]
@@ -79,14 +89,14 @@ def shmem_test(
                     status,
                     expect_stderr,
                     expect_output,
-                    no_survivors,
+                    checks,
                     requires_cpu,
                     True,
                     timeout_s,
                     tags + [tag],
                 )
 
-def _runs(name, binary, nps, env, status, expect_stderr, expect_output, no_survivors,
+def _runs(name, binary, nps, env, status, expect_stderr, expect_output, checks,
           requires_cpu, softhca, timeout_s, tags):
     """One sh_test `name_np<N>` per N, running `binary` through run_test.sh."""
     args = ["--timeout", str(timeout_s), "--expect-status", status]
@@ -100,8 +110,14 @@ def _runs(name, binary, nps, env, status, expect_stderr, expect_output, no_survi
         for r in res:
             # args undergo Make-variable expansion and shell tokenization
             args += [flag, "'" + r.replace("$", "$$") + "'"]
-    if no_survivors:
+    if checks.no_survivors:
         args.append("--no-survivors")
+    if checks.stderr_lines != None:
+        args += ["--stderr-lines", str(checks.stderr_lines)]
+    if checks.no_leftovers:
+        args.append("--no-leftovers")
+    if checks.huge_pages != None:
+        args += ["--huge-pages", str(checks.huge_pages)]
     if requires_cpu:
         args += ["--requires-cpu", "'%s'" % requires_cpu]
     data = [":" + binary, "//tools/oshrun:oshrun"]

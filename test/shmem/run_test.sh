@@ -13,14 +13,23 @@
 #                            goes first in LD_LIBRARY_PATH), in a fabric of this run's own
 #     --requires-cpu FLAGS   CPU flags (/proc/cpuinfo) the run needs; if one is missing, say so
 #                            and pass without running
+#     --no-leftovers         nothing of the job is left in /dev/shm: the library makes nothing
+#                            there, and (over softhca) the model's segment of this run has no
+#                            live node, so the model's next start removes it
+#     --stderr-lines N       stderr has exactly N lines (a failing job says one thing, once)
 #     --no-survivors         the program writes its PID to $SHTEST_PIDDIR/<pe>; after the launcher
 #                            exits, none of those processes may still be alive (5 s grace)
+#     --huge-pages N         make N free 2 MiB huge pages available for the run (as root, through
+#                            /proc/sys/vm/nr_hugepages, under a lock shared by such runs), put the
+#                            count back afterwards, and check the job gave its pages back; if they
+#                            cannot be reserved, or another job took them mid-run (a run that says
+#                            "needs N free 2 MiB pages"), say "not run: ..." and pass
 #
 # The launcher is started as: timeout -k 5 S LAUNCHER -np N --bind-to none PROGRAM.
 # On any failure the captured stdout/stderr are printed.
 set -u
 
-np=2 timeout_s=120 expect_status=0 no_survivors=0 requires_cpu="" softhca=""
+np=2 timeout_s=120 expect_status=0 no_survivors=0 requires_cpu="" softhca="" stderr_lines="" no_leftovers=0 huge_pages=""
 envs=() stderr_res=() output_res=()
 while [[ $# -gt 2 ]]; do
   case "$1" in
@@ -31,8 +40,11 @@ while [[ $# -gt 2 ]]; do
     --expect-stderr) stderr_res+=("$2"); shift 2 ;;
     --expect-output) output_res+=("$2"); shift 2 ;;
     --no-survivors) no_survivors=1; shift ;;
+    --stderr-lines) stderr_lines=$2; shift 2 ;;
+    --no-leftovers) no_leftovers=1; shift ;;
     --requires-cpu) requires_cpu=$2; shift 2 ;;
     --softhca) softhca=$2; shift 2 ;;
+    --huge-pages) huge_pages=$2; shift 2 ;;
     *) echo "run_test.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -58,6 +70,31 @@ if [[ -n $softhca ]]; then
   # the model's fabric segment outlives PEs that were killed: remove it with the work directory
   trap 'rm -rf "$work"; rm -f "/dev/shm/softhca.$SOFTHCA_FABRIC"' EXIT
 fi
+
+# 2 MiB pages free and not promised to a mapping: what a new heap can get
+hp=/sys/kernel/mm/hugepages/hugepages-2048kB
+huge_available() { echo $(($(cat $hp/free_hugepages) - $(cat $hp/resv_hugepages))); }
+# any process with a hugetlb mapping (numa_maps says "huge" for them)
+huge_holders() { grep -l huge /proc/[0-9]*/numa_maps 2>/dev/null | cut -d/ -f3 | tr '\n' ' '; }
+if [[ -n $huge_pages ]]; then
+  # Runs that change the count take turns; the count goes back when this script exits.
+  exec 9>/tmp/hoshmem-nr_hugepages.lock
+  flock 9
+  huge_before=$(cat /proc/sys/vm/nr_hugepages)
+  missing=$((huge_pages - $(huge_available)))
+  if ((missing > 0)); then
+    if ! echo $((huge_before + missing)) 2>/dev/null >/proc/sys/vm/nr_hugepages; then
+      echo "not run: cannot reserve $huge_pages 2 MiB huge pages (writing /proc/sys/vm/nr_hugepages needs root)"
+      exit 0
+    fi
+    trap 'echo "$huge_before" >/proc/sys/vm/nr_hugepages; rm -rf "$work"; [[ -z $softhca ]] || rm -f "/dev/shm/softhca.$SOFTHCA_FABRIC"' EXIT
+  fi
+  if (($(huge_available) < huge_pages)); then
+    echo "not run: the kernel gave only $(huge_available) free 2 MiB huge pages of $huge_pages (memory too fragmented?)"
+    exit 0
+  fi
+  huge_start=$(huge_available)
+fi
 for kv in "${envs[@]+"${envs[@]}"}"; do export "${kv?}"; done
 export SHTEST_PIDDIR="$work/pids"
 
@@ -69,6 +106,22 @@ end=$(date +%s.%N)
 elapsed=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
 
 problems=()
+if [[ -n $huge_pages && $expect_status == 0 && $status -ne 0 ]] &&
+   grep -Eq "needs [0-9]+ free 2 MiB pages" "$work/err"; then
+  echo "not run: another job took the reserved huge pages: $(head -1 "$work/err")"
+  exit 0
+fi
+if [[ -n $huge_pages ]]; then
+  # Every page of the job's heaps goes back to the pool when its last mapping goes, however the
+  # job ended; only a process still holding hugetlb memory (another job) may keep some.
+  for _ in $(seq 50); do
+    (($(huge_available) >= huge_start)) && break
+    sleep 0.1
+  done
+  if (($(huge_available) < huge_start)) && [[ -z $(huge_holders) ]]; then
+    problems+=("huge pages not returned: $(huge_available) free after the job, $huge_start before")
+  fi
+fi
 # timeout(1) gives 124, or 137 when it had to KILL; a PE killed by SIGKILL also gives 137, so
 # only a launch that lasted the whole timeout counts as timed out.
 timed_out=$(awk -v e="$elapsed" -v t="$timeout_s" 'BEGIN { print (e >= t) ? 1 : 0 }')
@@ -87,6 +140,10 @@ for re in "${output_res[@]+"${output_res[@]}"}"; do
   re=${re//\{np\}/$np}
   cat "$work/out" "$work/err" | grep -Eq -- "$re" || problems+=("no output line matches /$re/")
 done
+if [[ -n $stderr_lines ]]; then
+  lines=$(wc -l <"$work/err")
+  [[ $lines -eq $stderr_lines ]] || problems+=("stderr has $lines lines, expected $stderr_lines")
+fi
 if [[ $no_survivors -eq 1 ]]; then
   for _ in $(seq 50); do
     alive=()
@@ -105,6 +162,17 @@ if [[ $no_survivors -eq 1 ]]; then
   [[ $npid -eq $np ]] || problems+=("only $npid of $np PEs started (pid files)")
 fi
 
+if [[ $no_leftovers -eq 1 ]]; then
+  left=$(ls /dev/shm | grep -i hoshmem || true)
+  [[ -z $left ]] && left=$(find /dev/shm -maxdepth 1 -newer "$work/pids" -name '*oshrun*' | head -3)
+  [[ -z $left ]] || problems+=("left in /dev/shm: $left")
+  if [[ -n $softhca ]]; then
+    # a fresh start of the model removes segments in which no node is alive, then leaves
+    ibv_devinfo >/dev/null 2>&1
+    [[ ! -e /dev/shm/softhca.$SOFTHCA_FABRIC ]] ||
+      problems+=("the model's segment softhca.$SOFTHCA_FABRIC still has a live node")
+  fi
+fi
 name=$(basename "$program")
 if [[ ${#problems[@]} -eq 0 ]]; then
   echo "ok: $name -np $np (status $status, ${elapsed}s)"

@@ -67,6 +67,18 @@ void set_variable(std::vector<std::string>& env, const std::string& assignment) 
   env.push_back(assignment);
 }
 
+// An exit status is a status modulo 256, so a non-zero status that is 0 modulo 256 (e.g.
+// shmem_global_exit(256)) would read as success: it becomes 255 (as in the library).
+int exit_status_of(int status) { return status != 0 && (status & 0xff) == 0 ? 255 : status & 0xff; }
+
+// Says which exit status a PE's status became, when they differ.
+std::string mapped_text(int status) {
+  const int code = exit_status_of(status);
+  if (code == status) return "";
+  return " (exit status " + std::to_string(code) + ": " + std::to_string(status) +
+         ((status & 0xff) == 0 ? " is 0 modulo 256)" : " modulo 256)");
+}
+
 }  // namespace
 
 std::vector<std::vector<int>> plan_binding(const Options& options) {
@@ -227,18 +239,25 @@ void Job::check_abort() {
   }
   handle_exits(std::move(earlier));
   if (failed_) return;
-  // shmem_global_exit passes its own name (or nothing) as the message; fatal library errors
-  // pass the error text.
+  // shmem_global_exit passes its own name as the message (older libraries: nothing), with the
+  // program's status in parentheses when the library had to map it (256 -> 255); fatal library
+  // errors pass the error text.
   std::string message = request->message;
   for (char& c : message)
     if (c == '\n' || c == '\r') c = ' ';
+  const bool global_exit = message.empty() || message.find("shmem_global_exit") != std::string::npos;
+  int status = request->status;
+  int passed;
+  char paren;
+  if (global_exit && std::sscanf(message.c_str(), "shmem_global_exit(%d%c", &passed, &paren) == 2 &&
+      paren == ')' && exit_status_of(passed) == exit_status_of(status))
+    status = passed;
   std::string pe = "oshrun: PE " + std::to_string(request->rank);
-  std::string status = std::to_string(request->status);
-  std::string line = message.empty() || message.find("shmem_global_exit") != std::string::npos
-                         ? pe + " called shmem_global_exit(" + status + ")"
-                         : pe + " aborted the job with status " + status + ": " + message;
+  std::string line = global_exit ? pe + " called shmem_global_exit(" + std::to_string(status) + ")" + mapped_text(status)
+                                 : pe + " aborted the job with status " + std::to_string(status) + mapped_text(status) +
+                                       ": " + message;
   line += killed_suffix(live_count(request->rank));
-  fail(request->status, line, SIGTERM);  // the aborting PE too, if it lingers
+  fail(exit_status_of(status), line, SIGTERM);  // the aborting PE too, if it lingers
 }
 
 void Job::on_pe_exit(int rank, int wait_status) {
@@ -254,6 +273,24 @@ void Job::on_pe_exit(int rank, int wait_status) {
     fail(code, pe + " exited with status " + std::to_string(code) + killed_suffix(live_count(rank)), SIGTERM);
   } else if (events_.connected(rank) && !events_.finalized(rank)) {
     fail(1, pe + " exited without calling shmem_finalize" + killed_suffix(live_count(rank)), SIGTERM);
+  } else if (!events_.connected(rank)) {
+    if (early_exit_rank_ < 0) early_exit_rank_ = rank;
+    check_early_exit();
+  }
+}
+
+// A PE that exited with status 0 before connecting (before shmem_init) is fine in a job of
+// programs that never use SHMEM, but if any other PE connects, that one would wait for it in the
+// PMIx fence forever: fail as soon as both are known, in whichever order they happen.
+void Job::check_early_exit() {
+  if (failed_ || early_exit_rank_ < 0) return;
+  for (int r = 0; r < static_cast<int>(pes_.size()); ++r) {
+    if (r == early_exit_rank_ || !events_.connected(r)) continue;
+    fail(1,
+         "oshrun: PE " + std::to_string(early_exit_rank_) +
+             " exited (status 0) before shmem_init while other PEs were starting" + killed_suffix(live_count(-1)),
+         SIGTERM);
+    return;
   }
 }
 
@@ -336,6 +373,7 @@ int Job::wait() {
   reap();  // PEs that exited before we started waiting
   while (live_count(-1) > 0) {
     check_abort();
+    check_early_exit();
     int timeout_ms = -1;
     if (failed_ && !killed_) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(kill_deadline_ - Clock::now());

@@ -52,6 +52,7 @@ class Job {
   bool wait_for_exit(int rank, int& wait_status);
   void on_pe_exit(int rank, int wait_status);
   void check_abort();
+  void check_early_exit();
   void on_signal(int signo);
   // Starts the teardown: prints `line`, sends `signo` to every live PE, arms the SIGKILL timer.
   void fail(int status, const std::string& line, int signo);
@@ -65,6 +66,8 @@ class Job {
   int signal_fd_ = -1;
   bool failed_ = false;
   bool abort_seen_ = false;
+  // The first PE that exited with status 0 without ever connecting to the PMIx server (-1: none).
+  int early_exit_rank_ = -1;
   int exit_status_ = 0;
   bool killed_ = false;
   long deaths_seen_ = 0;

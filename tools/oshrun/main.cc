@@ -1,9 +1,8 @@
 // oshrun: start N PEs of an OpenSHMEM program on this node under an embedded PMIx server.
-#include <ftw.h>
-#include <stdlib.h>
-#include <sys/stat.h>
+#include <sys/random.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -11,56 +10,47 @@
 #include "tools/oshrun/job.h"
 #include "tools/oshrun/options.h"
 #include "tools/oshrun/pmix_server.h"
+#include "tools/oshrun/tmpdir.h"
 
 namespace {
 
-// The job's private directory for PMIx rendezvous files; removed on every exit path.
-class TempDir {
- public:
-  bool create(std::string& error) {
-    std::string templ = base() + "/oshrun.XXXXXX";
-    if (!mkdtemp(templ.data())) {
-      error = "cannot create a directory in " + base() + ": " + std::strerror(errno);
-      return false;
-    }
-    path_ = templ;
-    return true;
+// 128 random bits as hex: the job's secret part of its namespace (see peer_check.h).
+bool random_hex(std::string& out, std::string& error) {
+  unsigned char bytes[16];
+  if (getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
+    error = std::string("cannot get random bytes: ") + std::strerror(errno);
+    return false;
   }
-  ~TempDir() {
-    if (path_.empty()) return;
-    nftw(path_.c_str(), [](const char* p, const struct stat*, int, FTW*) { return remove(p); }, 16,
-         FTW_DEPTH | FTW_PHYS);
-  }
-  const std::string& path() const { return path_; }
-  // Unique on this host while the job runs (mkdtemp), also across PID namespaces.
-  std::string unique_suffix() const { return path_.substr(path_.rfind('.') + 1); }
-
- private:
-  // $TMPDIR if it is short (PMIx puts socket-like paths under it), else /tmp.
-  static std::string base() {
-    const char* tmpdir = getenv("TMPDIR");
-    struct stat st;
-    if (tmpdir && tmpdir[0] == '/' && std::strlen(tmpdir) <= 48 && stat(tmpdir, &st) == 0 && S_ISDIR(st.st_mode))
-      return tmpdir;
-    return "/tmp";
-  }
-  std::string path_;
-};
+  char hex[2 * sizeof bytes + 1];
+  for (size_t i = 0; i < sizeof bytes; ++i) std::snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
+  out = hex;
+  return true;
+}
 
 int run(const oshrun::Options& options, const std::string& program_path) {
   std::string error;
   oshrun::Job::block_signals();  // before PMIx starts its threads
   auto binding = oshrun::plan_binding(options);
 
-  TempDir tmpdir;
+  oshrun::TempDir tmpdir;
   if (!tmpdir.create(error)) {
     std::fprintf(stderr, "oshrun: %s\n", error.c_str());
     return 1;
   }
-  std::string nspace = "oshrun." + tmpdir.unique_suffix() + "." + std::to_string(getpid());
+  tmpdir.remove_dead_jobs();
+  // A client must present the namespace to join, so it is a secret: it reaches the PEs only
+  // through their environment. The server's own namespace is not one (it is in the PEs' PMIx
+  // URIs and never checked).
+  std::string secret;
+  if (!random_hex(secret, error)) {
+    std::fprintf(stderr, "oshrun: %s\n", error.c_str());
+    return 1;
+  }
+  const std::string job_name = "oshrun." + tmpdir.unique_suffix();
+  std::string nspace = job_name + "." + secret;
   oshrun::ServerEvents events(options.num_pes);
   oshrun::PmixServer server(events);
-  if (!server.start(tmpdir.path(), nspace, options.num_pes, options.simulated_nodes, error)) {
+  if (!server.start(tmpdir.path(), nspace, job_name + ".srv", options.num_pes, options.simulated_nodes, error)) {
     std::fprintf(stderr, "oshrun: %s\n", error.c_str());
     return 1;
   }

@@ -38,7 +38,12 @@ void ServerEvents::drain_wakeups() {
   [[maybe_unused]] ssize_t n = read(wake_fd_, &count, sizeof count);
 }
 
-void ServerEvents::on_connected(int rank) { connected_[rank].store(true, std::memory_order_release); }
+// Wakes the main thread: a PE that exited before connecting fails the job as soon as another
+// PE connects (see Job::check_early_exit).
+void ServerEvents::on_connected(int rank) {
+  connected_[rank].store(true, std::memory_order_release);
+  wake();
+}
 
 void ServerEvents::on_finalized(int rank) { finalized_[rank].store(true, std::memory_order_release); }
 
@@ -161,15 +166,14 @@ class InfoList {
 
 // ---------------------------------------------------------------- PmixServer
 
-bool PmixServer::start(const std::string& tmpdir, const std::string& nspace, int num_pes, int num_nodes,
-                       std::string& error) {
+bool PmixServer::start(const std::string& tmpdir, const std::string& nspace, const std::string& server_nspace,
+                       int num_pes, int num_nodes, std::string& error) {
   g_events = &events_;
   nspace_ = nspace;
 
   // Everything the server writes goes into our private directory; no tool or system-level
   // rendezvous files that would outlive the job or collide with other launchers.
   bool no = false;
-  std::string server_nspace = nspace + ".srv";
   InfoList init;
   init.add(PMIX_SERVER_TMPDIR, tmpdir.c_str(), PMIX_STRING);
   init.add(PMIX_SYSTEM_TMPDIR, tmpdir.c_str(), PMIX_STRING);

@@ -57,10 +57,11 @@ class PmixServer {
   PmixServer(const PmixServer&) = delete;
   PmixServer& operator=(const PmixServer&) = delete;
 
-  // Initializes the server with all its files under `tmpdir` and registers `nspace` with
-  // `num_pes` local processes. On failure returns false with a one-line `error`.
-  bool start(const std::string& tmpdir, const std::string& nspace, int num_pes, int num_nodes,
-             std::string& error);
+  // Initializes the server (named `server_nspace`) with all its files under `tmpdir` and
+  // registers `nspace` with `num_pes` local processes. On failure returns false with a one-line
+  // `error`. Clients are authenticated as peer_check.h says.
+  bool start(const std::string& tmpdir, const std::string& nspace, const std::string& server_nspace, int num_pes,
+             int num_nodes, std::string& error);
 
   // Registers PE `rank` and appends the PMIx variables it needs to `env` (NAME=value strings).
   bool prepare_client(int rank, std::vector<std::string>& env, std::string& error);

@@ -70,9 +70,11 @@ struct Transport::Endpoint {
   // try_add_inline's budget: how many more adds it may post with no other check. Nonzero only
   // on an RC endpoint of the raw path that atomic_add_nbi has used (add_inline_ok), with no
   // fence due and no write since the last fenced read/atomic, within the room for reads/atomics
-  // in flight and for BBs; every change of those recomputes it (update_add_budget).
+  // in flight and for BBs and the CQ credits it took for its signaled adds; every change of
+  // those recomputes it (update_add_budget).
   uint32_t add_budget = 0;
   uint32_t adds_to_signal = 1;  // try_add_inline signals the WQE that brings this to 0
+  uint32_t add_credits = 0;     // CQ credits the budget took for its signaled adds, not yet used
   bool add_inline_ok = false;
   uint64_t last_signaled = 0;     // the number of the last signaled WQE
   unsigned signal_every = 1;
@@ -99,6 +101,11 @@ struct Transport::Lane {
   std::vector<Endpoint *> dcis;  // DC: the lane's initiators (owned too)
   size_t next_dci = 0;           // DC: where the search for an idle initiator starts
   std::atomic<uint64_t> cqes{0}, wqes{0};
+  // CQ credits: the CQ's entries that no signaled WQE in flight and no unread CQE holds. A
+  // signaled WQE takes one when posted and its CQE gives it back when read; with none left the
+  // poster reads completions first. The CQ is shared by every QP (or initiator) of the lane and
+  // an overrun puts it in error on a ConnectX (its QPs with it), however many peers there are.
+  uint32_t cq_credits = 0;
 };
 
 // The lane's lock, unless the lane is exclusive (one thread only).
@@ -122,7 +129,9 @@ inline bool Transport::has_room(const Endpoint *ep, bool read_or_atomic) const {
   return raw_ ? ep->sq.free_bbs() >= kMaxWqeBbs : ep->posted - ep->done < kSendQueueDepth;
 }
 
-inline void Transport::update_add_budget(Endpoint *ep) const {
+inline void Transport::update_add_budget(Lane *l, Endpoint *ep) const {
+  l->cq_credits += ep->add_credits;  // the last budget's credits it did not use go back
+  ep->add_credits = 0;
   if (!ep->add_inline_ok || ep->fence_next || ep->write_unfenced) {
     ep->add_budget = 0;
     return;
@@ -137,6 +146,17 @@ inline void Transport::update_add_budget(Endpoint *ep) const {
   ep->adds_to_signal = since + 1 >= ep->atomic_signal_every
                            ? 1
                            : static_cast<uint32_t>(ep->atomic_signal_every - since);
+  // The signaled adds within the budget take their CQ credits now, so that try_add_inline
+  // counts nothing but them; the budget ends before the first signaled add left without one.
+  if (ep->add_budget >= ep->adds_to_signal) {
+    uint32_t signaled = 1 + (ep->add_budget - ep->adds_to_signal) / ep->atomic_signal_every;
+    if (signaled > l->cq_credits) {
+      signaled = l->cq_credits;
+      ep->add_budget = ep->adds_to_signal - 1 + signaled * ep->atomic_signal_every;
+    }
+    l->cq_credits -= signaled;
+    ep->add_credits = signaled;
+  }
 }
 
 // submit()'s work for one non-fetching add, from the endpoint's WQE template, with the checks
@@ -165,6 +185,7 @@ inline bool Transport::try_add_inline(LaneTable lanes, int lane, int pe, uint64_
   ++ep->reads_atomics_posted;
   if (--ep->adds_to_signal == 0) [[unlikely]] {
     ib::FetchAddTemplate::set_signaled(wqe);
+    --ep->add_credits;  // taken by update_add_budget
     ep->record_signaled(index, 1, Action{});
     ep->adds_to_signal = ep->atomic_signal_every;
   }

@@ -135,6 +135,14 @@ bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error
     }
     ack_timeout_ = static_cast<uint8_t>(*v);
   }
+  if (const char *t = getenv("HOSHMEM_RC_CQ_SIZE")) {
+    const std::optional<uint64_t> v = parse_uint(t);
+    if (!v || *v < 16 || *v > (1u << 22) - 1) {
+      *why = std::string("invalid HOSHMEM_RC_CQ_SIZE='") + t + "': expected 16 to 4194303";
+      return false;
+    }
+    cq_entries_ = static_cast<int>(*v);
+  }
   max_msg_ = dev_->port_attr().max_msg_sz ? dev_->port_attr().max_msg_sz : (1u << 30);
   ibv_context *ctx = dev_->context();
   peers_.assign(static_cast<size_t>(npes), PeerAddress{});
@@ -256,11 +264,12 @@ Transport::Footprint Transport::footprint() const {
 }
 
 bool Transport::make_lane(Lane *l, std::string *why) {
-  l->cq = ibv_create_cq(dev_->context(), 4096, nullptr, nullptr, 0);
+  l->cq = ibv_create_cq(dev_->context(), cq_entries_, nullptr, nullptr, 0);
   if (!l->cq || (raw_ && !l->ring.init(l->cq))) {
     *why = "cannot create a lane's completion queue (or read its ring)";
     return false;
   }
+  l->cq_credits = static_cast<uint32_t>(l->cq->cqe);  // what the device gave (mlx5: 2^n - 1)
   l->eps = std::make_unique<std::atomic<Endpoint *>[]>(static_cast<size_t>(npes_));
   l->bounce = static_cast<uint8_t *>(aligned_alloc(kPage, kSlots * kSlotBytes));
   l->bounce_mr = l->bounce ? ibv_reg_mr(dev_->pd(), l->bounce, kSlots * kSlotBytes,
@@ -892,9 +901,15 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
   // reached, and any kInitiatorDepth of them in flight include a signaled WQE to wait for.
   signal = signal || action.kind != Action::kNone ||
            ep->since_signal() + 1 >= (read_or_atomic ? ep->atomic_signal_every : ep->signal_every);
-  // Room first: retiring WQEs may run completions but never posts.
+  // Room first: retiring WQEs may run completions but never posts. Then a CQ credit for a
+  // signaled WQE (reading completions for it never takes room away).
   if (!has_room(ep, read_or_atomic)) [[unlikely]]
     wait_for_room(l, ep, read_or_atomic);
+  if (signal) {
+    if (l->cq_credits == 0) [[unlikely]]
+      wait_for_credit(l);
+    --l->cq_credits;
+  }
   const uint64_t seq = ++ep->posted;
   ep->reads_atomics_posted += read_or_atomic;
   uint16_t index = 0, bbs = 0;
@@ -968,7 +983,7 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
   if (read_or_atomic && fence) ep->write_unfenced = false;
   if (!read_or_atomic) ep->write_unfenced = true;
   ep->last_remote = w.remote;
-  update_add_budget(ep);
+  update_add_budget(l, ep);
   return seq;
 }
 
@@ -977,12 +992,28 @@ void Transport::wait_for_room(Lane *l, Endpoint *ep, bool read_or_atomic) {
     if (!progress(l)) sched_yield();
 }
 
+// Every CQ credit is held by a signaled WQE in flight, an unread CQE, or an endpoint's budget
+// for inline adds: read completions, and if none come, take the budgets' credits back (their
+// adds then take the general path and this wait).
+void Transport::wait_for_credit(Lane *l) {
+  while (l->cq_credits == 0) {
+    if (progress(l)) continue;
+    for (auto &ep : l->owned) {
+      l->cq_credits += ep->add_credits;
+      ep->add_credits = 0;
+      ep->add_budget = 0;
+    }
+    if (l->cq_credits == 0) sched_yield();
+  }
+}
+
 bool Transport::progress(Lane *l) {
   bool any = false;
   if (raw_) {
     ib::Completion c;
     while (l->ring.poll(&c)) {
       any = true;
+      ++l->cq_credits;
       l->cqes.fetch_add(1, std::memory_order_relaxed);
       auto it = l->by_qpn.find(c.qpn);
       if (it == l->by_qpn.end()) continue;
@@ -994,6 +1025,7 @@ bool Transport::progress(Lane *l) {
     ibv_wc wc[16];
     for (int n; (n = ibv_poll_cq(l->cq, 16, wc)) > 0;) {
       any = true;
+      l->cq_credits += static_cast<uint32_t>(n);
       l->cqes.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
       for (int i = 0; i < n; ++i) {
         auto it = l->by_qpn.find(wc[i].qp_num);
@@ -1021,7 +1053,7 @@ void Transport::retire(Lane *l, Endpoint *ep, uint64_t id, bool by_seq) {
   }
   // Nothing in flight: no earlier write left for a read or atomic to pass.
   if (ep->done == ep->posted) ep->write_unfenced = false;
-  update_add_budget(ep);
+  update_add_budget(l, ep);
 }
 
 void Transport::complete(Lane *l, const Action &a) {
@@ -1072,7 +1104,7 @@ uint64_t Transport::ask_completion(Lane *l, Endpoint *ep) {
       l, ep, Wqe{Wqe::kWrite, nullptr, {0, 0}, 0, ep->last_remote, nullptr}, Action{}, true);
   ep->fence_next = fence;
   ep->write_unfenced = unfenced;
-  update_add_budget(ep);
+  update_add_budget(l, ep);
   return last;
 }
 
@@ -1205,7 +1237,7 @@ void Transport::fence(int lane, int pe) {
   LaneLock lock(l->mutex, l->exclusive);
   if (Endpoint *ep = l->eps[static_cast<size_t>(pe)].load()) {
     ep->fence_next = true;
-    update_add_budget(ep);
+    update_add_budget(l, ep);
   }
 }
 
@@ -1214,7 +1246,7 @@ void Transport::fence_all(int lane) {
   LaneLock lock(l->mutex, l->exclusive);
   for (auto &ep : l->owned) {
     ep->fence_next = true;
-    update_add_budget(ep.get());
+    update_add_budget(l, ep.get());
   }
 }
 

@@ -51,7 +51,10 @@
 // Signaling. Only every kSignalEvery-th WQE asks for a completion, plus every WQE that carries a
 // bounce slot, a cache reference or a fetch result; completions of a QP come in order, so one
 // CQE retires every earlier WQE of that QP. quiet posts a signaled zero-length write when the
-// last WQE of a QP went unsignaled.
+// last WQE of a QP went unsignaled. A lane's QPs (or initiators) share its CQ, and an overrun
+// CQ goes to error on a ConnectX, so the lane counts credits as UCX does: each signaled WQE
+// takes one of the CQ's entries and its CQE, read, gives it back; with none left the poster
+// reads completions first. The inline add takes its credits ahead, with its budget.
 //
 // Ordering. IB lets an RDMA read or atomic pass earlier RDMA writes of the same QP unless it
 // carries the fence flag. A read or atomic posted after an unfenced write on the same QP gets the
@@ -78,6 +81,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -92,6 +96,11 @@
 #include "lib/transport/ib/wqe.h"
 
 namespace hoshmem::rc {
+
+// Whether a failure `cause` passed to the error handler means the peer stopped answering (it
+// died or became unreachable) rather than that the operation itself was wrong: those causes,
+// and only those, start with "no answer".
+inline bool means_peer_lost(const char *cause) { return std::strncmp(cause, "no answer", 9) == 0; }
 
 // What every PE publishes for the others (through the bootstrap's exchange).
 struct PeerAddress {
@@ -118,6 +127,7 @@ class Transport {
   // node, a 1 MiB zero-copy message through a software HCA) is not declared dead.
   static constexpr uint8_t kDefaultAckTimeout = 18;
   static constexpr unsigned kSignalEvery = 16;
+  static constexpr int kLaneCqEntries = 4096;  // a lane's CQ, as asked (mlx5 gives 8191)
 
   Transport();
   Transport(const Transport &) = delete;
@@ -247,8 +257,10 @@ class Transport {
   // max_rd_atomic); wait_for_room reads completions until there is.
   inline bool has_room(const Endpoint *ep, bool read_or_atomic) const;
   void wait_for_room(Lane *lane, Endpoint *ep, bool read_or_atomic);
+  // A signaled WQE needs a CQ credit (Lane::cq_credits): reads completions until one is free.
+  void wait_for_credit(Lane *lane);
   // Recomputes ep->add_budget after anything that changes its room or its fence state.
-  inline void update_add_budget(Endpoint *ep) const;
+  inline void update_add_budget(Lane *lane, Endpoint *ep) const;
   bool progress(Lane *lane);  // reads completions; true if any
   void retire(Lane *lane, Endpoint *ep, uint64_t id, bool by_seq);
   void complete(Lane *lane, const Action &action);
@@ -279,6 +291,7 @@ class Transport {
   // no memory-release hooks: a cached registration could then outlive the pages it pinned).
   size_t cache_min_ = kCacheThreshold;
   uint8_t ack_timeout_ = kDefaultAckTimeout;  // HOSHMEM_RC_TIMEOUT
+  int cq_entries_ = kLaneCqEntries;            // HOSHMEM_RC_CQ_SIZE: asked for each lane's CQ
   bool cache_hooked_ = false;  // subscribed to memory_events
   std::string cache_off_;      // why the cache is off
   std::vector<PeerAddress> peers_;

@@ -1,6 +1,7 @@
-// lib/transport/shm: the per-PE control block, shared with every PE of the node. It sits in front
-// of the PE's symmetric heap in the same shared-memory file, so mapping a peer's heap maps its
-// control block too. It carries what PEs of a node use to synchronize with each other.
+// lib/transport/shm: the per-PE control block, shared with every PE of the node. It is a
+// shared-memory file of its own (4 KiB pages, whatever the heap's), mapped right in front of the
+// PE's symmetric heap, by the PE and by each peer, so one address range (and one registration)
+// covers both. It carries what PEs of a node use to synchronize with each other.
 #pragma once
 
 #include <atomic>
@@ -51,9 +52,9 @@ struct ControlBlock {
   std::atomic<uint32_t> sleeping;
 };
 
-// Each PE's shared-memory file starts with the control block, then one scratch slot per team
-// (collective flags and buffers; slot 0 is the world team's), then the symmetric heap. Slots are
-// symmetric: a team uses the same slot index on all its members.
+// Each PE's control file holds the control block, then one scratch slot per team (collective
+// flags and buffers; slot 0 is the world team's); the symmetric heap follows it in memory.
+// Slots are symmetric: a team uses the same slot index on all its members.
 constexpr size_t kControlBlockBytes = 64 * 1024;
 constexpr int kTeamSlots = 64;
 constexpr size_t kTeamSlotBytes = 256 * 1024;
@@ -61,9 +62,10 @@ constexpr size_t kControlBytes = kControlBlockBytes + kTeamSlots * kTeamSlotByte
 static_assert(sizeof(ControlBlock) <= kControlBlockBytes);
 static_assert(offsetof(ControlBlock, doorbell) == kDoorbellOffset);
 
-// Later in the control block area: the backing of a page-aligned range of the owner's process that
-// its peers write into (the inline fast path's state, lib/core/fast_path.cc: a PE that goes to
-// sleep for data turns the other PEs' inline stores to it off there, so they ring instead).
+// Later in the control block area (4 KiB pages, so this part can be mapped alone): the backing of
+// a page-aligned range of the owner's process that its peers write into (the inline fast path's
+// state, lib/core/fast_path.cc: a PE that goes to sleep for data turns the other PEs' inline
+// stores to it off there, so they ring instead).
 constexpr size_t kSharedStateOffset = 16 * 1024;
 constexpr size_t kSharedStateBytes = 40 * 1024;
 static_assert(sizeof(ControlBlock) <= kSharedStateOffset);

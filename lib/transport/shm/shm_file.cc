@@ -22,6 +22,23 @@ int create_file(const char *label, size_t size) {
   return fd;
 }
 
+// linux/memfd.h's page size encoding (log2 of the size at bit 26); glibc's header lacks it and
+// including the kernel's redefines glibc's MFD_ flags.
+constexpr unsigned kMfdHugeShift = 26;
+
+int create_huge_file(const char *label, size_t size, size_t page_size) {
+  const unsigned huge = static_cast<unsigned>(__builtin_ctzll(page_size)) << kMfdHugeShift;
+  int fd = memfd_create(label, MFD_CLOEXEC | MFD_HUGETLB | huge);
+  if (fd < 0) return -1;
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+  }
+  return fd;
+}
+
 void *map_file(int fd, size_t size, void *at) {
   int flags = MAP_SHARED | (at ? MAP_FIXED : 0);
   void *p = mmap(at, size, PROT_READ | PROT_WRITE, flags, fd, 0);
@@ -30,19 +47,20 @@ void *map_file(int fd, size_t size, void *at) {
   return p;
 }
 
-void *attach_peer_file(pid_t pid, int fd, size_t size) {
+void *attach_peer_file(pid_t pid, int fd, size_t size, void *at) {
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/fd/%d", static_cast<int>(pid), fd);
   int local = open(path, O_RDWR | O_CLOEXEC);
   if (local < 0) return nullptr;
-  void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, local, 0);
+  void *p = mmap(at, size, PROT_READ | PROT_WRITE, MAP_SHARED | (at ? MAP_FIXED : 0), local, 0);
   int saved = errno;
   close(local);
   errno = saved;
   return p == MAP_FAILED ? nullptr : p;
 }
 
-void *reserve_address_range(void *hint, size_t size, size_t alignment, bool *at_hint) {
+void *reserve_address_range(void *hint, size_t size, size_t alignment, bool *at_hint,
+                            size_t aligned_offset) {
   const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
   if (hint) {
     void *p = mmap(hint, size, PROT_NONE, flags | MAP_FIXED_NOREPLACE, -1, 0);
@@ -59,7 +77,8 @@ void *reserve_address_range(void *hint, size_t size, size_t alignment, bool *at_
   if (p == MAP_FAILED)
     fatal("shmem_init", "cannot reserve %zu bytes of address space: %s", size, strerror(errno));
   auto start = reinterpret_cast<uintptr_t>(p);
-  uintptr_t aligned = (start + alignment - 1) & ~(uintptr_t{alignment} - 1);
+  uintptr_t aligned =
+      ((start + aligned_offset + alignment - 1) & ~(uintptr_t{alignment} - 1)) - aligned_offset;
   if (aligned > start) munmap(p, aligned - start);
   uintptr_t end = start + span, used_end = aligned + size;
   if (end > used_end) munmap(reinterpret_cast<void *>(used_end), end - used_end);

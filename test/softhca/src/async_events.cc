@@ -20,6 +20,16 @@ void raise_qp_event(Qp* qp, ibv_event_type type) {
     fprintf(stderr, "softhca: async event queue full: event lost\n");
 }
 
+void raise_cq_event(Cq* cq, ibv_event_type type) {
+  ibv_async_event ev{};
+  ev.element.cq = ibv_cq_ex_to_cq(&cq->cqx);  // the ibv_cq the program holds
+  ev.event_type = type;
+  int fd = cq->ctx->async_pipe[1];
+  fcntl(fd, F_SETFL, O_NONBLOCK);
+  if (write(fd, &ev, sizeof ev) != ssize_t(sizeof ev))
+    fprintf(stderr, "softhca: async event queue full: event lost\n");
+}
+
 // QP lock held. The responder's QP stops accepting (published), flushes its work, and the
 // program learns why from the async event.
 void responder_error(Hca& h, Qp* qp, ibv_event_type type) {

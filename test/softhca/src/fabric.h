@@ -84,7 +84,7 @@ struct MrSlot {
 struct CqSlot {
   uint32_t cqn;  // 0: free
   uint32_t cnt, cqe_sz;
-  uint8_t ignore_overrun, armed, armed_sol, overrun;
+  uint8_t ignore_overrun, armed, armed_sol, overrun;  // overrun: the CQ is in error
   uint32_t pi;  // producer index
   uint32_t pad;
   uint64_t buf, dbrec;  // addresses in the owner: the ring, its doorbell record (consumer index)

@@ -530,28 +530,37 @@ void Hca::handle(const uint8_t* body, uint32_t type, uint32_t len) {
   }
 }
 
-void Hca::cq_push(Cq* cq, const mlx5_cqe64& cqe, bool solicited, const void* data, uint32_t len) {
+bool Hca::cq_push(Cq* cq, const mlx5_cqe64& cqe, bool solicited, const void* data, uint32_t len) {
   fab_.lock_direct(fab_.node());
-  cq_push_locked(cq, cqe, solicited, data, len);
+  bool ok = cq_push_locked(cq, cqe, solicited, data, len);
   fab_.unlock_direct(fab_.node());
+  return ok;
 }
 
-void Hca::cq_push_locked(Cq* cq, const mlx5_cqe64& cqe, bool solicited, const void* data,
+// False: the CQ is in error (overrun now or earlier) and took nothing.
+bool Hca::cq_push_locked(Cq* cq, const mlx5_cqe64& cqe, bool solicited, const void* data,
                          uint32_t len) {
   CqSlot& s = *cq->st;
   // An IGNORE_OVERRUN CQ (the kernel's "oi" bit) is written without looking at the consumer
-  // index: its consumer owns the risk of entries it has not read being overwritten.
-  if (!cq_room(s, __atomic_load_n(&cq->dbrec[0], __ATOMIC_ACQUIRE))) {
-    if (!s.overrun)
-      fprintf(stderr, "softhca: CQ 0x%x overrun (%u entries): completion lost\n", cq->cqn, cq->cnt);
-    s.overrun = 1;
-    return;
+  // index: its consumer owns the risk of entries it has not read being overwritten. Any other CQ
+  // that is full when a completion arrives is overrun, and a ConnectX then puts it in error
+  // (IBTA C11-37): IBV_EVENT_CQ_ERR on the context's async fd, no completion is written to it
+  // any more (the entries already there stay readable here; hardware does not promise even
+  // that), and each QP that tries to complete work into it goes to error (the callers).
+  if (s.overrun || !cq_room(s, __atomic_load_n(&cq->dbrec[0], __ATOMIC_ACQUIRE))) {
+    if (!s.overrun) {
+      fprintf(stderr, "softhca: CQ 0x%x overrun (%u entries): CQ in error\n", cq->cqn, cq->cnt);
+      s.overrun = 1;
+      raise_cq_event(cq, IBV_EVENT_CQ_ERR);
+    }
+    return false;
   }
   write_cqe(fab_, fab_.node(), s, cqe, data, len);
   if (s.armed && (!s.armed_sol || solicited)) {
     s.armed = 0;
     if (cq->chan) cq->chan->notify(cq);
   }
+  return true;
 }
 
 void Chan::notify(Cq* cq) {
@@ -611,12 +620,15 @@ void Hca::retire(Qp* qp) {
     if (p.syndrome == kSynOk) {
       if (!p.signaled) continue;
       mlx5_cqe64 c = req_cqe(qp, p.idx, p.opcode, p.byte_len);
-      cq_push(qp->scq, c, false, p.in_cqe ? p.cqe_data : nullptr, p.byte_len);
+      if (!cq_push(qp->scq, c, false, p.in_cqe ? p.cqe_data : nullptr, p.byte_len))
+        return cq_lost(qp);
       continue;
     }
-    cq_push(qp->scq,
-            err_cqe(qp->qpx.qp_base.qp_num, p.idx, p.opcode, uint8_t(p.syndrome), true, qp->user_index),
-            true);
+    const bool written = cq_push(
+        qp->scq,
+        err_cqe(qp->qpx.qp_base.qp_num, p.idx, p.opcode, uint8_t(p.syndrome), true, qp->user_index),
+        true);
+    if (!written) return cq_lost(qp);
     // A send error stops a UD QP's send queue only (SQE: its receive side keeps working, as the
     // IB spec requires); a connected QP enters ERR.
     auto to = qp->kind == Kind::kUd ? IBV_QPS_SQE : IBV_QPS_ERR;
@@ -626,6 +638,18 @@ void Hca::retire(Qp* qp) {
     flush_qp(qp);
     return;
   }
+}
+
+// QP lock held. A completion of `qp` could not be written: its CQ is in error (overrun). The QP
+// goes to error with IBV_EVENT_QP_FATAL (IBTA C9-218: a requester class F error; the program
+// gets no CQE for it), and its remaining work is flushed into nothing.
+void Hca::cq_lost(Qp* qp) {
+  if (qp->attr.qp_state == IBV_QPS_ERR) return;
+  qp->attr.qp_state = IBV_QPS_ERR;
+  qp->qpx.qp_base.state = IBV_QPS_ERR;
+  publish_qp(qp);
+  flush_qp(qp);
+  raise_qp_event(qp, IBV_EVENT_QP_FATAL);
 }
 
 void Hca::flush_qp(Qp* qp) {
@@ -1159,6 +1183,7 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
       const uint32_t qpn = qp->qpx.qp_base.qp_num, srqn = qp->srq ? qp->srq->srqn : 0;
       RecvWqe w;
       uint8_t syn = 0;
+      bool lost = false;
       fab_.lock_direct(fab_.node());
       const bool got = take_recv(qp, &w);
       if (got) {
@@ -1167,12 +1192,14 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
         syn = in_cqe ? recv_room(w, len) : scatter(qp, w, data, len, 0);
         uint8_t op = m.opcode == MLX5_OPCODE_SEND ? MLX5_CQE_RESP_SEND : MLX5_CQE_RESP_SEND_IMM;
         if (syn)
-          cq_push_locked(qp->rcq, err_cqe(qpn, w.idx, 0, syn, false, srqn), true);
+          lost = !cq_push_locked(qp->rcq, err_cqe(qpn, w.idx, 0, syn, false, srqn), true);
         else
-          cq_push_locked(qp->rcq, resp_cqe(qpn, srqn, op, w.idx, len, m.imm, m.src_qpn, m.slid, false, m.se),
-                         m.se, in_cqe ? data : nullptr, len);
+          lost = !cq_push_locked(qp->rcq, resp_cqe(qpn, srqn, op, w.idx, len, m.imm, m.src_qpn, m.slid, false, m.se),
+                                 m.se, in_cqe ? data : nullptr, len);
       }
       fab_.unlock_direct(fab_.node());
+      // Its receive CQ is in error: the QP goes to error too and answers nothing more.
+      if (lost) return responder_error(*this, qp, IBV_EVENT_QP_FATAL);
       if (!got) {
         if (m.total) partial_send(qp, m.src_node, m.src_qpn).resize(m.total - m.length);
         return rnr();

@@ -42,6 +42,7 @@ uint32_t next_mr_key();  // lkey = rkey of a new MR: random start per process, t
 // Affiliated async events (async_events.cc). responder_error: an RC responder detected a remote
 // access error or invalid request: QP to ERR, flushed, event raised (QP lock held).
 void raise_qp_event(Qp* qp, ibv_event_type type);
+void raise_cq_event(Cq* cq, ibv_event_type type);  // IBV_EVENT_CQ_ERR: the CQ was overrun
 void responder_error(Hca& h, Qp* qp, ibv_event_type type);
 // Memory registration as the kernel pins it (registration.cc): 0, EINVAL, EFAULT (unmapped, or
 // not writable for a writable access) or ENOMEM (RLIMIT_MEMLOCK without CAP_IPC_LOCK).
@@ -100,12 +101,14 @@ class Hca {
   // Requester: execute the send WQEs the doorbell record says were posted (`deferred`: called by
   // the execution thread of the timing knobs, which otherwise take the work over).
   void ring_sq(Qp* qp, bool deferred = false);
+  void cq_lost(Qp* qp);   // a completion of qp was refused by its CQ (in error): qp to error
   void flush_qp(Qp* qp);  // QP entered the error state: flush outstanding and posted work
   // data/len: scatter-to-CQE data (at most cqe_scatter_max(cq) bytes) placed with the CQE.
-  void cq_push(Cq* cq, const mlx5_cqe64& cqe, bool solicited, const void* data = nullptr,
+  // False: the CQ is in error (overrun) and the completion was not written.
+  bool cq_push(Cq* cq, const mlx5_cqe64& cqe, bool solicited, const void* data = nullptr,
                uint32_t len = 0);
   // The same with this node's direct lock held (it guards every CQ's producer state).
-  void cq_push_locked(Cq* cq, const mlx5_cqe64& cqe, bool solicited, const void* data = nullptr,
+  bool cq_push_locked(Cq* cq, const mlx5_cqe64& cqe, bool solicited, const void* data = nullptr,
                       uint32_t len = 0);
   void arm_cq(Cq* cq, bool solicited_only);
   Mr* find_mr(uint32_t key);  // tables lock held

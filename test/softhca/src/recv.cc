@@ -99,6 +99,7 @@ mlx5_cqe64 resp_cqe(uint32_t qpn, uint32_t srqn, uint8_t op, uint32_t idx, uint3
 }
 
 bool cq_room(const CqSlot& cq, uint32_t dbrec_ci) {
+  if (cq.overrun) return false;  // in error: takes nothing more
   return cq.ignore_overrun || ((cq.pi - (be32(dbrec_ci) & 0xffffff)) & 0xffffff) < cq.cnt;
 }
 

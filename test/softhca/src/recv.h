@@ -54,7 +54,7 @@ mlx5_cqe64 resp_cqe(uint32_t qpn, uint32_t srqn, uint8_t op, uint32_t idx, uint3
                     uint32_t imm, uint32_t src_qp, uint16_t slid, bool grh, bool se);
 
 // True when the CQ has room for one more entry, given its doorbell record's consumer index
-// (big-endian, as stored); IGNORE_OVERRUN CQs always have.
+// (big-endian, as stored); IGNORE_OVERRUN CQs always have, a CQ in error (overrun) never.
 bool cq_room(const CqSlot& cq, uint32_t dbrec_ci);
 // Writes a CQE (with scatter-to-CQE data when `data`) at the producer index and advances it, after
 // the copies in `before` (a receive's data) and in the same call; the entry's ownership byte is

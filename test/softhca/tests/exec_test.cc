@@ -255,6 +255,32 @@ uint64_t store_then_memory(uint8_t* reg, const uint8_t* block) {
   return cell[0];
 }
 
+// Waits until the page holding `addr` is read-only in this process's mappings: the doorbell thread
+// has found nothing to do and protected its pages before sleeping. False after 20 s. (A fixed sleep
+// is not enough on a loaded machine: the thread may not have run yet, and the store then lands
+// unprotected and is left to it.)
+bool wait_write_protected(const void* addr) {
+  const uintptr_t a = uintptr_t(addr);
+  for (int i = 0; i < 20000; ++i) {
+    FILE* f = fopen("/proc/self/maps", "r");
+    if (!f) return false;
+    char line[512];
+    bool ro = false;
+    while (fgets(line, sizeof line, f)) {
+      unsigned long lo, hi;
+      char perms[8];
+      if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && a >= lo && a < hi) {
+        ro = perms[1] == '-';
+        break;
+      }
+    }
+    fclose(f);
+    if (ro) return true;
+    usleep(1000);
+  }
+  return false;
+}
+
 // Raw fetch-adds whose doorbell is stored with each of those forms (and raw_fadd's 8-byte mov),
 // while the doorbell thread sleeps with the pages protected (SOFTHCA_DOORBELL_SPIN_US=0): each
 // store is handled inside its fault, so the fetch-add has executed when the store returns.
@@ -275,7 +301,7 @@ int peer_rung_in_fault() {
   uint32_t n = 0;
   for (int round = 0; round < 10; ++round)
     for (size_t f = 0; f < forms.size(); ++f, ++n) {
-      usleep(2000);  // the doorbell thread protects the pages and sleeps
+      if (!wait_write_protected(dq.bf.reg)) return 7;  // the doorbell thread sleeps
       raw_fadd(dq, l.a->qp_num, n, target, l.mr->rkey, result, l.mr->lkey, (n & 1) * dq.bf.size,
                forms[f] == nullptr);
       if (forms[f]) {

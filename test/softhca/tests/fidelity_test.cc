@@ -946,6 +946,72 @@ TEST(AsyncEvents, InvalidRequestRaisesRequestError) {
   ibv_dereg_mr(mw);
 }
 
+// A full CQ (not IGNORE_OVERRUN) that is handed one more completion is overrun: as on a ConnectX
+// (IBTA C11-37, C9-218) the CQ goes to error with IBV_EVENT_CQ_ERR, takes no completion any
+// more, and the QP whose completion it refused goes to error with IBV_EVENT_QP_FATAL.
+TEST(AsyncEvents, CqOverrunPutsCqAndQpInError) {
+  Dev d;
+  ibv_cq* small = ibv_create_cq(d.ctx, 3, nullptr, nullptr, 0);  // 4 entries
+  ibv_cq* other = ibv_create_cq(d.ctx, 64, nullptr, nullptr, 0);
+  ASSERT_TRUE(small && other);
+  ASSERT_EQ(small->cqe, 3);
+  ibv_qp* a = make_rc(d, small);
+  ibv_qp* b = make_rc(d, other);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(connect_rc(a, b->qp_num, lid_of(d)), 0);
+  ASSERT_EQ(connect_rc(b, a->qp_num, lid_of(d)), 0);
+  static uint64_t src = 1, dst = 0;
+  ibv_mr* ms = ibv_reg_mr(d.pd, &src, 8, kAll);
+  ibv_mr* md = ibv_reg_mr(d.pd, &dst, 8, kAll);
+  auto write = [&](uint64_t id) {
+    ibv_sge s{uint64_t(uintptr_t(&src)), 8, ms->lkey};
+    ibv_send_wr wr{}, *bad;
+    wr.wr_id = id;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = uint64_t(uintptr_t(&dst));
+    wr.wr.rdma.rkey = md->rkey;
+    return ibv_post_send(a, &wr, &bad);
+  };
+  pollfd p{d.ctx->async_fd, POLLIN, 0};
+  for (uint64_t i = 1; i <= 4; ++i) ASSERT_EQ(write(i), 0);  // fills the CQ, nobody polls
+  for (uint64_t i = 5; i <= 6; ++i) ASSERT_EQ(write(i), 0);  // one too many: overrun
+  ibv_async_event ev{};
+  ASSERT_TRUE(next_async_event(d.ctx, &ev));
+  EXPECT_EQ(ev.event_type, IBV_EVENT_CQ_ERR);
+  EXPECT_EQ(ev.element.cq, small);
+  ibv_ack_async_event(&ev);
+  ASSERT_TRUE(next_async_event(d.ctx, &ev));
+  EXPECT_EQ(ev.event_type, IBV_EVENT_QP_FATAL);
+  EXPECT_EQ(ev.element.qp, a);
+  ibv_ack_async_event(&ev);
+  EXPECT_EQ(poll(&p, 1, 0), 0);  // once each
+  ibv_qp_attr qa;
+  ibv_qp_init_attr ia;
+  ibv_query_qp(a, &qa, IBV_QP_STATE, &ia);
+  EXPECT_EQ(qa.qp_state, IBV_QPS_ERR);
+  // What was written before the overrun is there; nothing after it, even with room again.
+  ibv_wc wc[8];
+  int n = ibv_poll_cq(small, 8, wc);
+  EXPECT_EQ(n, 4);
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(wc[i].status, IBV_WC_SUCCESS);
+    EXPECT_EQ(wc[i].wr_id, uint64_t(i + 1));
+  }
+  ASSERT_EQ(write(7), 0);  // flushed by a QP in error, into a CQ in error: no entry
+  usleep(20000);
+  EXPECT_EQ(ibv_poll_cq(small, 8, wc), 0);
+  EXPECT_EQ(poll(&p, 1, 0), 0);
+  ibv_destroy_qp(a);
+  ibv_destroy_qp(b);
+  ibv_destroy_cq(small);
+  ibv_destroy_cq(other);
+  ibv_dereg_mr(ms);
+  ibv_dereg_mr(md);
+}
+
 // ---- 5: scatter-to-CQE --------------------------------------------------------------------
 // An RC QP with its own send and receive CQs; creation flags through mlx5dv_create_qp.
 ibv_qp* make_rc_cqs(Dev& d, ibv_cq* scq, ibv_cq* rcq, bool sig_all, uint32_t create_flags = 0) {
