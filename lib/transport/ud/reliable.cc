@@ -9,9 +9,10 @@
 namespace hoshmem::ud {
 namespace {
 
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kVersion = 2;  // 2: the echo bits
 constexpr uint8_t kTypeMask = 0x3;
-constexpr uint8_t kFlagsMask = kFlagFetch | kFlagFirst | kFlagLast;
+constexpr uint8_t kFlagsMask =
+    kFlagFetch | kFlagFirst | kFlagLast | kFlagResent | kFlagAckEcho | kFlagRackEcho;
 constexpr uint8_t kWhole = kFlagFirst | kFlagLast;
 // Sequence numbers are 64 bits here and start at 2^32 (+ initial_seq), so that unwrapping one
 // from the wire's low 32 bits never goes below zero.
@@ -71,8 +72,8 @@ struct Endpoint::OutMsg {
   uint64_t token = 0;
   uint64_t first = 0;  // its first segment's number
   bool fetch = false;
-  // When its last segment first went out, for a round-trip sample when it is acked; kNever once
-  // any of its segments was sent again (Karn: the ack may answer either copy) or once sampled.
+  // When its last segment first went out, for a round-trip sample when it is acked (kNever once
+  // sampled). Kept when segments are sent again: see sample_rtt.
   uint64_t sent_at = kNever;
   std::vector<uint8_t> data;          // the copy, freed once every segment is acked
   std::unique_ptr<Reassembly> reply;  // a reply of several segments, as it arrives
@@ -109,8 +110,8 @@ struct Endpoint::Active {
   // postpone the other), each doubling from the peer's RTO at each timeout and reset to it by its
   // own progress.
   uint64_t rto, reply_rto;
-  // The one reply being timed for a round-trip sample (sent, then released by the peer's rack),
-  // kNever when none: replies replayed are never timed.
+  // The one reply being timed for a round-trip sample (first sent, then released by the peer's
+  // rack; replays do not restart it), kNever when none.
   uint64_t timed_reply = kNever, timed_reply_at = 0;
   uint64_t retx_at = kNever;    // while out is not empty
   uint64_t replay_at = kNever;  // while replies is not empty
@@ -126,9 +127,12 @@ struct Endpoint::Peer {
   float cwnd, ssthresh;
   // Round trips to this peer (ns, saturated; srtt 0: no sample yet) and the timeout they give,
   // kept while the peer is idle: a round trip longer than rto_ns (a loaded host, a slow target)
-  // must not cost a spurious resend per message. rto also keeps a timeout's doubling until a
-  // sample that no resend makes ambiguous comes in (Karn).
+  // must not cost a spurious resend per message.
   uint32_t srtt = 0, rto;
+  // Echoes owed to the peer for its round trips: `expected` (our ack) was last moved by a first
+  // sending, replied_max (our rack) by a reply's first sending. Each goes out once, on the next
+  // datagram: a later one with the same value may answer a resend.
+  bool ack_echo = false, rack_echo = false;
   bool failed = false;
   bool listed = false;        // in listed_
   std::unique_ptr<Active> a;  // null while idle
@@ -229,6 +233,9 @@ void Endpoint::transmit(int peer, Peer &p, Header h, const void *payload, size_t
   h.ack = static_cast<uint32_t>(p.expected);
   const uint64_t r = rack(p);
   h.rack = static_cast<uint32_t>(r);
+  if (p.ack_echo && !(h.flags & kFlagResent)) h.flags |= kFlagAckEcho;  // not on a replay
+  if (p.rack_echo) h.flags |= kFlagRackEcho;
+  p.ack_echo = p.rack_echo = false;
   uint8_t header[kHeaderBytes];
   encode_header(h, header);
   iovec iov[2] = {{header, kHeaderBytes}, {const_cast<void *>(payload), len}};
@@ -251,12 +258,14 @@ void Endpoint::schedule_ack(int peer, Peer &p, uint64_t now) {
   }
 }
 
-void Endpoint::send_reply(int peer, Peer &p, uint64_t id, const std::vector<uint8_t> &reply) {
+void Endpoint::send_reply(int peer, Peer &p, uint64_t id, const std::vector<uint8_t> &reply,
+                          bool replay) {
   const size_t n = segments(reply.size(), payload_);
   for (size_t i = 0; i < n; ++i) {
     Header h;
     h.type = Type::kReply;
-    h.flags = static_cast<uint8_t>((i == 0 ? kFlagFirst : 0) | (i == n - 1 ? kFlagLast : 0));
+    h.flags = static_cast<uint8_t>((i == 0 ? kFlagFirst : 0) | (i == n - 1 ? kFlagLast : 0) |
+                                   (replay ? kFlagResent : 0));
     h.index = static_cast<uint16_t>(i);
     h.seq = static_cast<uint32_t>(id);
     const size_t off = i * payload_;
@@ -281,7 +290,7 @@ void Endpoint::pump(int peer, Peer &p, uint64_t now) {
     const size_t off = (seq - m.first) * payload_;
     if (seq < a.high) {
       ++stats_.retransmits;
-      m.sent_at = kNever;
+      h.flags |= kFlagResent;
     } else if (seq == it->first) {
       m.sent_at = now;
     }
@@ -328,14 +337,16 @@ void Endpoint::on_datagram(int peer, const void *bytes, size_t len) {
   const size_t n = len - kHeaderBytes;
   // The header first: what the peer received of ours, and which replies it no longer needs
   // (before a request is delivered, which bounds the replies kept to the window).
-  on_ack(peer, p, unwrap(h.ack, p.next_seq), now);
-  on_rack(p, unwrap(h.rack, p.expected), now);
+  on_ack(peer, p, unwrap(h.ack, p.next_seq), now, h.flags & kFlagAckEcho);
+  on_rack(p, unwrap(h.rack, p.expected), now, h.flags & kFlagRackEcho);
   if (h.type == Type::kRequest) on_request(peer, p, h, payload, n, now);
   if (h.type == Type::kReply) on_reply_segment(peer, p, h, payload, n, now);
   settle(p, now);
 }
 
-void Endpoint::on_ack(int peer, Peer &p, uint64_t ack, uint64_t now) {
+// echo: the peer says the segment that moved this ack was a first sending, so the time since
+// the newest completed message first went out is a round trip (see sample_rtt).
+void Endpoint::on_ack(int peer, Peer &p, uint64_t ack, uint64_t now, bool echo) {
   if (!p.a) return;
   Active &a = *p.a;
   if (ack <= a.una || ack > a.high) return;  // old, or for segments never sent
@@ -349,7 +360,7 @@ void Endpoint::on_ack(int peer, Peer &p, uint64_t ack, uint64_t now) {
     if (it->second.sent_at != kNever) sent_at = it->second.sent_at;
     it->second.sent_at = kNever;
   }
-  if (sent_at != kNever) sample_rtt(p, now - sent_at);
+  if (sent_at != kNever && echo) sample_rtt(p, now - sent_at);
   progress(p, a, now);
   for (auto it = a.out.begin(); it != a.out.end() && it->first < ack;) {
     OutMsg &m = it->second;
@@ -365,14 +376,14 @@ void Endpoint::on_ack(int peer, Peer &p, uint64_t ack, uint64_t now) {
   pump(peer, p, now);
 }
 
-void Endpoint::on_rack(Peer &p, uint64_t rack, uint64_t now) {
+void Endpoint::on_rack(Peer &p, uint64_t rack, uint64_t now, bool echo) {
   if (!p.a) return;
   Active &a = *p.a;
   const auto end = a.replies.lower_bound(rack);
   if (end == a.replies.begin()) return;
   a.replies.erase(a.replies.begin(), end);
-  if (a.timed_reply < rack) {  // a reply sent once, and its release: a round trip
-    sample_rtt(p, now - a.timed_reply_at);
+  if (a.timed_reply < rack) {  // its first sending, received as such, and its release
+    if (echo) sample_rtt(p, now - a.timed_reply_at);
     a.timed_reply = kNever;
   }
   a.reply_rto = peer_rto(p);
@@ -388,7 +399,7 @@ void Endpoint::on_request(int peer, Peer &p, const Header &h, const uint8_t *pay
     if ((h.flags & (kFlagFetch | kFlagLast)) == (kFlagFetch | kFlagLast) && p.a) {
       if (auto it = p.a->replies.find(seq); it != p.a->replies.end()) {
         ++stats_.replays;
-        send_reply(peer, p, seq, it->second);  // its header acks too
+        send_reply(peer, p, seq, it->second, true);  // its header acks too
         return;
       }
     }
@@ -402,6 +413,7 @@ void Endpoint::on_request(int peer, Peer &p, const Header &h, const uint8_t *pay
   }
   schedule_ack(peer, p, now);  // a reply sent below carries it instead
   const bool fetch = h.flags & kFlagFetch;
+  p.ack_echo = !(h.flags & kFlagResent);  // this segment moves the ack (below) or will
   if (seq == p.expected && (h.flags & kWhole) == kWhole && (!p.a || p.a->early.empty())) {
     ++p.expected;  // the common case: a whole message, in order
     if (p.a) p.a->msg_start = p.expected;
@@ -448,7 +460,7 @@ void Endpoint::deliver(int peer, Peer &p, uint64_t id, bool fetch, const uint8_t
     a.timed_reply = id;
     a.timed_reply_at = now;
   }
-  send_reply(peer, p, id, cached);
+  send_reply(peer, p, id, cached, false);
 }
 
 void Endpoint::on_reply_segment(int peer, Peer &p, const Header &h, const uint8_t *payload,
@@ -494,9 +506,10 @@ void Endpoint::on_reply_segment(int peer, Peer &p, const Header &h, const uint8_
     bytes = r.bytes.data();
     len = r.len;
   }
-  on_ack(peer, p, id + 1, now);  // a reply says its request arrived (its header's ack did)
+  on_ack(peer, p, id + 1, now, false);  // a reply says its request arrived (its header's ack did)
   cb_.on_reply(m.token, bytes, len);
   a.out.erase(it);
+  if (id > a.replied_max) p.rack_echo = !(h.flags & kFlagResent);
   a.replied_max = std::max(a.replied_max, id);
   progress(p, a, now);
   pump(peer, p, now);  // the window counts from the oldest incomplete message
@@ -520,8 +533,15 @@ uint64_t Endpoint::peer_rto(const Peer &p) const {
 // a whole timeout (no fast retransmit), and on a jittery path (20% loss and reordering in the
 // model, a loaded host) the deviations made it several times rto_ns and loss recovery as much
 // slower, where a resend too early costs only a duplicate. What must not happen is a timeout
-// below the usual round trip, which resent every message; the doubling kept until a clean
-// sample (Karn) covers a round trip that grows.
+// below the usual round trip, which resent every message.
+//
+// Samples come only from first sendings the peer says it received as such (the echo bits of
+// the header), so they are exact even when the message was also sent again: a round trip longer
+// than the timeout is learned from the first message (its first copy is answered; with Karn's
+// rule it never would be), and a resend never inflates one. So no timeout's doubling needs to be
+// kept between messages: keeping it until an unambiguous sample (Karn) left it doubled under
+// steady loss, where few messages of many segments go without a resend, and made loss recovery
+// 5-10 times slower.
 void Endpoint::sample_rtt(Peer &p, uint64_t rtt) {
   ++stats_.rtt_samples;
   const uint64_t r = std::clamp<uint64_t>(rtt, 1, UINT32_MAX);
@@ -534,8 +554,7 @@ void Endpoint::sample_rtt(Peer &p, uint64_t rtt) {
 void Endpoint::retransmit(int peer, Peer &p, uint64_t now) {
   Active &a = *p.a;
   ++stats_.timeouts;
-  const bool resent = a.una < a.next_send;
-  if (resent) {  // requests in flight: go back to the oldest, with half the window
+  if (a.una < a.next_send) {  // requests in flight: go back to the oldest, with half the window
     ++stats_.window_shrinks;
     p.ssthresh = std::max(p.cwnd / 2, 1.0f);
     p.cwnd = p.ssthresh;
@@ -544,9 +563,6 @@ void Endpoint::retransmit(int peer, Peer &p, uint64_t now) {
   }  // else only replies are awaited: the targets resend them
   a.rto = std::min(a.rto * 2, config_.rto_max_ns);
   a.retx_at = now + a.rto;
-  // Keep the doubling only when something was resent: waiting on a reply (the target resends
-  // it) says nothing about the round trip, and a kept doubling slows every later loss.
-  if (resent) backoff(p, a.rto);
 }
 
 void Endpoint::replay(int peer, Peer &p, uint64_t now) {
@@ -554,19 +570,10 @@ void Endpoint::replay(int peer, Peer &p, uint64_t now) {
   ++stats_.timeouts;
   for (const auto &[id, reply] : a.replies) {
     ++stats_.replays;
-    send_reply(peer, p, id, reply);
+    send_reply(peer, p, id, reply, true);
   }
-  a.timed_reply = kNever;  // its release may now answer either copy
   a.reply_rto = std::min(a.reply_rto * 2, config_.rto_max_ns);
   a.replay_at = now + a.reply_rto + config_.rack_delay_ns;
-  backoff(p, a.reply_rto);
-}
-
-// A timer expired: the peer's timeout keeps the doubled value until a sample that no resend
-// makes ambiguous (Karn), else a round trip longer than the timeout would never be measured and
-// every message would be sent twice.
-void Endpoint::backoff(Peer &p, uint64_t rto) {
-  p.rto = static_cast<uint32_t>(std::min<uint64_t>(std::max<uint64_t>(p.rto, rto), UINT32_MAX));
 }
 
 void Endpoint::fail(int peer, Peer &p) {

@@ -16,9 +16,9 @@
 //     puts at most cwnd segments past the oldest unacknowledged one on the wire; on a timer
 //     (RTO, doubling at each timeout up to rto_max, reset on progress) halves cwnd and sends again
 //     from the oldest unacknowledged segment (go-back-N). The RTO of a peer follows its round
-//     trips (twice the smoothed time, at least rto), measured on messages acked (or replied)
-//     without a resend and on replies released by a rack without a replay; a timeout's doubling
-//     stays until such a sample (Karn). Every header carries its rack: all its
+//     trips (twice the smoothed time, at least rto), measured from a message's first sending to
+//     its ack (or reply) and from a reply's first sending to its release by a rack, resends
+//     included (an upper bound: see sample_rtt). Every header carries its rack: all its
 //     messages before that number are complete, so the target may drop their cached replies (a
 //     requester whose rack passes a reply it received owes the target a standalone ack, after
 //     rack_delay unless a request carried the rack first).
@@ -52,8 +52,12 @@
 //
 // Wire: every datagram is a 16-byte header, little-endian, then the payload:
 //   byte  0      bits 0-1 type (0 ack, 1 request, 2 reply); bit 2 fetch (the request wants a
-//                reply); bit 3 first, bit 4 last (segment of its message); bits 5-7 zero
-//   byte  1      protocol version (1)
+//                reply); bit 3 first, bit 4 last (segment of its message); bit 5 resent (a
+//                request segment sent again, a reply replayed); bit 6 ack echo: the segment
+//                that moved this ack was a first sending (the requester may time its message);
+//                bit 7 rack echo: the reply that moved this rack was a first sending (the
+//                target may time it); each echo rides only the first datagram with its value
+//   byte  1      protocol version (2)
 //   bytes 2-3    reply: index of this segment in the reply; else 0
 //   bytes 4-7    request: this segment's number; reply: number of the request's last segment
 //                (the request's id); ack: 0
@@ -87,6 +91,9 @@ enum class Type : uint8_t { kAck = 0, kRequest = 1, kReply = 2 };
 inline constexpr uint8_t kFlagFetch = 1 << 2;
 inline constexpr uint8_t kFlagFirst = 1 << 3;
 inline constexpr uint8_t kFlagLast = 1 << 4;
+inline constexpr uint8_t kFlagResent = 1 << 5;
+inline constexpr uint8_t kFlagAckEcho = 1 << 6;
+inline constexpr uint8_t kFlagRackEcho = 1 << 7;
 
 struct Header {
   Type type = Type::kAck;
@@ -194,14 +201,13 @@ class Endpoint {
   void transmit(int peer, Peer &p, Header h, const void *payload, size_t len);
   void send_ack(int peer, Peer &p);
   void schedule_ack(int peer, Peer &p, uint64_t now);
-  void send_reply(int peer, Peer &p, uint64_t id, const std::vector<uint8_t> &reply);
+  void send_reply(int peer, Peer &p, uint64_t id, const std::vector<uint8_t> &reply, bool replay);
   void pump(int peer, Peer &p, uint64_t now);
   void progress(const Peer &p, Active &a, uint64_t now);
   void sample_rtt(Peer &p, uint64_t rtt);
   uint64_t peer_rto(const Peer &p) const;
-  void backoff(Peer &p, uint64_t rto);
-  void on_ack(int peer, Peer &p, uint64_t ack, uint64_t now);
-  void on_rack(Peer &p, uint64_t rack, uint64_t now);
+  void on_ack(int peer, Peer &p, uint64_t ack, uint64_t now, bool echo);
+  void on_rack(Peer &p, uint64_t rack, uint64_t now, bool echo);
   void on_request(int peer, Peer &p, const Header &h, const uint8_t *payload, size_t len,
                   uint64_t now);
   void deliver(int peer, Peer &p, uint64_t id, bool fetch, const uint8_t *msg, size_t len,
