@@ -99,10 +99,6 @@ static inline long shtest_scaled(long full) {
   long div = 1;
   if (shtest_npes > cores) div = (shtest_npes + cores - 1) / cores;
   if (div > 8) div = 8;
-  /* SHTEST_SCALE_DOWN=k: k times fewer again, for configurations where every iteration is slow
-   * by design (20% of the datagrams lost: each loss waits a retransmission timeout) */
-  const char *down = getenv("SHTEST_SCALE_DOWN");
-  if (down && atol(down) > 1) div *= atol(down);
   long v = full / div;
   return v < 1 ? 1 : v;
 }
