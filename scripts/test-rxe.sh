@@ -2,7 +2,8 @@
 # The third command of README.md: hoshmem's multi-PE tests over real verbs, the Linux kernel's
 # soft-RoCE (rdma_rxe), in a QEMU guest, for machines without an RDMA device.
 #
-#   scripts/test-rxe.sh [NAME...]       NAME: a program (amo, lock, ...) or a mode (rc, ud);
+#   scripts/test-rxe.sh [NAME...]       NAME: a program (amo, lock, ...), a test (ud_amo_np4) or
+#                                       a mode (rc, ud; with names: only their runs in it);
 #                                       default: every test of the table below
 #   scripts/test-rxe.sh two [NAME...]   the same with two guests and Open MPI's mpirun (below)
 #
@@ -49,7 +50,9 @@ filters=("$@")
 # ---- the tests: MODE NP PROGRAM [TIMEOUT_S [run_test.sh options...]] ----
 # rc: all-HW mode (every AMO by the HCA) over RC; ud: all-SW mode, AMOs as UD messages executed by
 # the target's CPU, RMA over UD as well. The guest's default heap is SHMEM_SYMMETRIC_SIZE=64M
-# (rxe pins registered memory: the default 1G gets the guest OOM-killed).
+# (rxe pins registered memory: the default 1G gets the guest OOM-killed). SHMEM_INFO=1 on the
+# contended AMOs: over UD every PE says at finalize what its traffic cost (resends, timeouts,
+# duplicates, progress-thread wake-ups), which the guest sums on the test's line.
 die_re='^oshrun:.PE.[0-9]+.died.from.SIG' # run_test.sh options: no spaces
 table() {
   local m
@@ -57,8 +60,8 @@ table() {
     cat <<TESTS
 $m 2 amo
 $m 4 amo
-$m 2 amo_contention
-$m 4 amo_contention
+$m 2 amo_contention 240 --env SHMEM_INFO=1
+$m 4 amo_contention 240 --env SHMEM_INFO=1
 $m 2 rma_typed
 $m 2 fence_amo_put
 $m 4 fence_amo_put
@@ -100,8 +103,8 @@ table_two() {
     cat <<TESTS
 $m 2 amo 240 --env SHMEM_INFO=1 --expect-output PEs:.2,.1.on.this.node --expect-output rxe0:1.*GID.index.{v4gid}\\)
 $m 4 amo 240 --env SHMEM_INFO=1 --expect-output PEs:.4,.2.on.this.node
-$m 2 amo_contention 600
-$m 4 amo_contention 600
+$m 2 amo_contention 600 --env SHMEM_INFO=1
+$m 4 amo_contention 600 --env SHMEM_INFO=1
 $m 2 rma_typed
 $m 2 rma_sized
 $m 2 fence_amo_put
@@ -120,11 +123,21 @@ ud 2 pitfall_3_completion 400
 rc 4 info 240 --env SHMEM_SYMMETRIC_SIZE=1G --expect-status nonzero --expect-stderr ^hoshmem:.PE.[0-9]+:.shmem_init:.registering.the.symmetric.heap.with.rxe0.pins.it:.[0-9]+.MiB.for.2.PE
 TESTS
 }
-wanted() { # MODE PROGRAM: selected by the command's arguments?
-  ((${#filters[@]})) || return 0
-  local a
-  for a in "${filters[@]}"; do [[ $a == "$1" || $a == "$2" ]] && return 0; done
-  return 1
+# wanted MODE PROGRAM ID: selected by the command's arguments? Modes (rc, ud) and the other names
+# (a program, or a test's ID such as ud_amo_contention_np4) narrow each other: `ud amo` is the
+# UD runs of amo; names of one kind add up (`amo lock`: both programs, in both modes).
+wanted() {
+  local a mode_ok=1 name_ok=1
+  for a in "${filters[@]+"${filters[@]}"}"; do
+    case $a in rc | ud) mode_ok=0 ;; *) name_ok=0 ;; esac
+  done
+  for a in "${filters[@]+"${filters[@]}"}"; do
+    case $a in
+      rc | ud) [[ $a == "$1" ]] && mode_ok=1 ;;
+      *) [[ $a == "$2" || $a == "$3" ]] && name_ok=1 ;;
+    esac
+  done
+  ((mode_ok && name_ok))
 }
 
 scripts/deps.sh || exit 1
@@ -236,7 +249,7 @@ prepare_guest || exit 1
 plan=()
 programs=()
 while read -r mode np prog limit opts; do
-  wanted "$mode" "$prog" || continue
+  wanted "$mode" "$prog" "${mode}_${prog}_np$np" || continue
   if [[ $mode == rc ]]; then env="--env HOSHMEM_ATOMICS=hw --env HOSHMEM_TRANSPORT=rc"
   else env="--env HOSHMEM_ATOMICS=sw --env HOSHMEM_TRANSPORT=ud"; fi
   line=$(printf '%s\t%s\t%s\t%s' "${mode}_${prog}_np$np" "$np" "${limit:-240}" "$prog")

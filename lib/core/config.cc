@@ -81,7 +81,8 @@ constexpr Variable kVariables[] = {
      "UD messages (AMOs across nodes in all-SW mode): datagrams in flight per peer, also the "
      "largest message in datagrams"},
     {"HOSHMEM_UD_RTO_US", nullptr, "1000", "microseconds, 10 to 10000000",
-     "UD: first retransmission timeout (doubles at each timeout, up to 100 ms)"},
+     "UD: the shortest retransmission timeout (a peer's is twice its measured round trip, at "
+     "least this; doubles at each timeout, up to 100 ms)"},
     {"HOSHMEM_UD_GIVE_UP_MS", nullptr, "30000", "milliseconds, 100 to 3600000",
      "UD: a peer that answers nothing for this long is dead and the job stops"},
     {"HOSHMEM_UD_PROGRESS_THREAD", nullptr, "1", "0 or 1",

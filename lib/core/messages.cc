@@ -270,7 +270,32 @@ void messages_get(int pe, void *dest, const void *sym, size_t bytes, bool nbi) {
 }
 
 void messages_closing() {
-  if (g_ud) g_ud->transport.closing();
+  if (!g_ud) return;
+  g_ud->transport.closing();
+  // SHMEM_INFO=1: what this PE's UD traffic cost, one line per PE at finalize (retransmissions
+  // and timeouts say whether the RTO fits the round trip, the wake-ups what the thread did).
+  if (!rt.config.info) return;
+  const ud::Transport::Stats s = g_ud->transport.stats();
+  const ud::Stats &e = s.engine;
+  printf("hoshmem: PE %d: UD: %llu datagrams sent (%llu standalone acks), %llu received "
+         "(%llu by the progress thread, %llu full polls); %llu requests delivered; %llu "
+         "segments resent, %llu replies replayed, %llu timeouts, %llu window shrinks, %llu "
+         "duplicates, %llu dropped; %llu sends waited for the window; progress thread: %llu "
+         "wake-ups, %llu with work\n",
+         rt.me, static_cast<unsigned long long>(e.datagrams),
+         static_cast<unsigned long long>(e.standalone_acks),
+         static_cast<unsigned long long>(s.received),
+         static_cast<unsigned long long>(s.received_by_thread),
+         static_cast<unsigned long long>(s.full_polls),
+         static_cast<unsigned long long>(e.delivered),
+         static_cast<unsigned long long>(e.retransmits),
+         static_cast<unsigned long long>(e.replays), static_cast<unsigned long long>(e.timeouts),
+         static_cast<unsigned long long>(e.window_shrinks),
+         static_cast<unsigned long long>(e.duplicates),
+         static_cast<unsigned long long>(e.dropped), static_cast<unsigned long long>(s.busy),
+         static_cast<unsigned long long>(s.wakeups),
+         static_cast<unsigned long long>(s.productive_wakeups));
+  fflush(stdout);
 }
 
 void messages_stop() {

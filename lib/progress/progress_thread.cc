@@ -6,10 +6,19 @@
 
 namespace hoshmem::progress {
 
+namespace {
+thread_local bool t_progress_thread = false;
+}  // namespace
+
+bool Thread::on_progress_thread() { return t_progress_thread; }
+
 void Thread::start(Source *source) {
   source_ = source;
   stopping_.store(false);
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] {
+    t_progress_thread = true;
+    loop();
+  });
   pthread_setname_np(thread_.native_handle(), "shmem-progress");  // 15 characters at most
 }
 

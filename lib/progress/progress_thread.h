@@ -68,6 +68,8 @@ class Thread {
   // For measurements: times the thread woke up, and of those, times it found work.
   uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
   uint64_t productive() const { return productive_.load(std::memory_order_relaxed); }
+  // True on a progress thread (any Thread's): for counting who serves.
+  static bool on_progress_thread();
 
  private:
   void loop();

@@ -86,6 +86,15 @@ void wait_until_ready(const WaitPolicy &policy, shm::ControlBlock *mine, shm::Sl
     uint32_t seen = mine->doorbell.load(std::memory_order_acquire);
     mine->sleeping.fetch_or(what, std::memory_order_seq_cst);
     if (ready()) return;
+    // Going to sleep: the progress thread, which does not re-arm while this wait polls, must be
+    // woken by the next arrival, not at its next look (up to kPollingCheckNs later: a peer's
+    // request would wait that long while this PE sleeps). Serve once more after arming: what
+    // arrived before it wakes nobody.
+    if (policy.serve_thread) {
+      policy.serve->arm();
+      policy.serve->serve();
+      if (ready()) return;
+    }
     futex_wait(&mine->doorbell, seen, sleep_ns);
     if (ready()) return;
     if (sleep_ns < max_sleep_ns) sleep_ns = std::min(2 * sleep_ns, max_sleep_ns);

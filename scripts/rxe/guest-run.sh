@@ -44,6 +44,21 @@ mkdir -p /results/logs
 # rxe0's packet counter: each test's line says how many packets it sent over rxe0
 counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
 packets() { cat "$counters/sent_pkts" 2>/dev/null || echo 0; }
+# rxe0's hw_counters ("name value" lines); each test's changes go to logs/ID.counters
+counters() { for f in "$counters"/*; do echo "${f##*/} $(cat "$f")"; done; }
+counters_diff() { # BEFORE AFTER: the counters that changed, "name +delta" on one line
+  awk 'NR == FNR { a[$1] = $2; next } $2 != a[$1] { printf "%s +%d ", $1, $2 - a[$1] }' "$1" "$2"
+}
+# ud_summary LOG: the library's UD counters of every PE (SHMEM_INFO=1 prints them at finalize),
+# summed: what the job's retransmissions and wake-ups were
+ud_summary() {
+  grep -a '^hoshmem: PE [0-9]*: UD:' "$1" | tr -d ',;()' | awk '
+    { for (i = 1; i < NF; i++) if ($i ~ /^[0-9]+$/) {
+        w = $(i + 1); if (w == "segments" || w == "replies" || w == "timeouts" || w == "wake-ups" ||
+          w == "datagrams" || w == "duplicates") n[w] += $i } }
+    END { if (NR) printf "; UD: %d datagrams, %d resent, %d replays, %d timeouts, %d duplicates, %d wake-ups",
+            n["datagrams"], n["segments"], n["replies"], n["timeouts"], n["duplicates"], n["wake-ups"] }'
+}
 # what the library says it uses (device, transport, atomics), once per mode, into info-MODE.log
 # (the info program: hello.c, which says it and ends, not the first test's whole run)
 failed=0
@@ -60,6 +75,7 @@ while IFS=$'\t' read -r -a f; do
     progress "guest: $mode: $(sed -n 's/^  atomicity mode: \([^ ]*\).*/atomicity \1,/p; s/^  transport: \([a-z]*\) .*/transport \1,/p; s/^  RDMA device: \([^;]*\);.*/device \1/p' "$info" | tr '\n' ' ' | sed 's/[ ,]*$//')"
   fi
   before=$(packets)
+  counters >/tmp/counters.before
   start=$(date +%s.%N)
   # the outer timeout only guards against run_test.sh itself hanging
   export OSHRUN RXE_STDERR=/results/logs/$id.stderr
@@ -67,6 +83,8 @@ while IFS=$'\t' read -r -a f; do
     "${f[@]:4}" "$REPO/scripts/rxe/launch.sh" "$BINDIR/$prog" >"/results/logs/$id.log" 2>&1 </dev/null
   status=$?
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+  counters >/tmp/counters.after
+  counters_diff /tmp/counters.before /tmp/counters.after >"/results/logs/$id.counters"
   # a job expected to fail must end with one clear line: its stderr has exactly one line, shown
   said=""
   if [[ " ${f[*]:4} " == *" --expect-status "* ]]; then
@@ -83,7 +101,7 @@ while IFS=$'\t' read -r -a f; do
     word=FAIL failed=1
   fi
   echo "$word $id $secs" >>/results/results
-  progress "$word $id (${secs} s, $(($(packets) - before)) packets on rxe0)$said"
+  progress "$word $id (${secs} s, $(($(packets) - before)) packets on rxe0$(ud_summary "/results/logs/$id.log"))$said"
 done </results/plan
 progress "guest: done ($(cut -d' ' -f1 /proc/uptime) s after boot)"
 exit $failed

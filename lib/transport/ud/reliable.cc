@@ -9,9 +9,10 @@
 namespace hoshmem::ud {
 namespace {
 
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kVersion = 2;  // 2: the echo bits
 constexpr uint8_t kTypeMask = 0x3;
-constexpr uint8_t kFlagsMask = kFlagFetch | kFlagFirst | kFlagLast;
+constexpr uint8_t kFlagsMask =
+    kFlagFetch | kFlagFirst | kFlagLast | kFlagResent | kFlagAckEcho | kFlagRackEcho;
 constexpr uint8_t kWhole = kFlagFirst | kFlagLast;
 // Sequence numbers are 64 bits here and start at 2^32 (+ initial_seq), so that unwrapping one
 // from the wire's low 32 bits never goes below zero.
@@ -71,6 +72,9 @@ struct Endpoint::OutMsg {
   uint64_t token = 0;
   uint64_t first = 0;  // its first segment's number
   bool fetch = false;
+  // When its last segment first went out, for a round-trip sample when it is acked (kNever once
+  // sampled). Kept when segments are sent again: see sample_rtt.
+  uint64_t sent_at = kNever;
   std::vector<uint8_t> data;          // the copy, freed once every segment is acked
   std::unique_ptr<Reassembly> reply;  // a reply of several segments, as it arrives
 };
@@ -103,8 +107,12 @@ struct Endpoint::Active {
   std::map<uint64_t, Segment> early;  // segments kept until their message is complete
   std::map<uint64_t, std::vector<uint8_t>> replies;  // by request id, until the peer's rack
   // Timers: one for this PE's messages, one for its cached replies (progress on one must not
-  // postpone the other), each doubling from rto_ns at each timeout and reset by its own progress.
+  // postpone the other), each doubling from the peer's RTO at each timeout and reset to it by its
+  // own progress.
   uint64_t rto, reply_rto;
+  // The one reply being timed for a round-trip sample (first sent, then released by the peer's
+  // rack; replays do not restart it), kNever when none.
+  uint64_t timed_reply = kNever, timed_reply_at = 0;
   uint64_t retx_at = kNever;    // while out is not empty
   uint64_t replay_at = kNever;  // while replies is not empty
   uint64_t progress_at = 0;     // last progress (or when something became outstanding)
@@ -117,6 +125,14 @@ struct Endpoint::Peer {
   uint64_t expected;  // next segment number expected from the peer: the cumulative ack
   uint64_t ack_due = kNever;
   float cwnd, ssthresh;
+  // Round trips to this peer (ns, saturated; srtt 0: no sample yet) and the timeout they give,
+  // kept while the peer is idle: a round trip longer than rto_ns (a loaded host, a slow target)
+  // must not cost a spurious resend per message.
+  uint32_t srtt = 0, rto;
+  // Echoes owed to the peer for its round trips: `expected` (our ack) was last moved by a first
+  // sending, replied_max (our rack) by a reply's first sending. Each goes out once, on the next
+  // datagram: a later one with the same value may answer a resend.
+  bool ack_echo = false, rack_echo = false;
   bool failed = false;
   bool listed = false;        // in listed_
   std::unique_ptr<Active> a;  // null while idle
@@ -166,6 +182,7 @@ Endpoint::Peer &Endpoint::peer_at(int peer, const char *routine) {
     slot = std::make_unique<Peer>();
     slot->next_seq = slot->expected = kSeqStart + config_.initial_seq;
     slot->cwnd = static_cast<float>(config_.initial_window);
+    slot->rto = static_cast<uint32_t>(std::min<uint64_t>(config_.rto_ns, UINT32_MAX));
     slot->ssthresh = static_cast<float>(config_.max_window);
   }
   return *slot;
@@ -177,7 +194,7 @@ Endpoint::Active &Endpoint::activate(int peer, Peer &p, uint64_t now) {
     Active &a = *p.a;
     a.una = a.next_send = a.high = a.rack_sent = p.next_seq;
     a.msg_start = p.expected;
-    a.rto = a.reply_rto = config_.rto_ns;
+    a.rto = a.reply_rto = peer_rto(p);
     a.progress_at = now;
   }
   if (!p.listed) {
@@ -192,8 +209,10 @@ Endpoint::Active &Endpoint::activate(int peer, Peer &p, uint64_t now) {
 void Endpoint::settle(Peer &p, uint64_t now) {
   if (!p.a) return;
   Active &a = *p.a;
-  if (a.replied_max >= a.rack_sent && rack(p) > a.rack_sent && p.ack_due == kNever)
-    p.ack_due = now + config_.ack_delay_ns;  // p is listed: it has an Active
+  // The rack owed for a reply waits rack_delay_ns: the next request usually carries it (a loop
+  // of fetching AMOs then costs two datagrams each, not three).
+  if (a.replied_max >= a.rack_sent && rack(p) > a.rack_sent)
+    p.ack_due = std::min(p.ack_due, now + config_.rack_delay_ns);  // p is listed: it has an Active
   if (a.retx_at == kNever && a.replay_at == kNever) a.progress_at = now;  // was not waiting
   if (a.out.empty())
     a.retx_at = kNever;
@@ -202,7 +221,7 @@ void Endpoint::settle(Peer &p, uint64_t now) {
   if (a.replies.empty())
     a.replay_at = kNever;
   else if (a.replay_at == kNever)
-    a.replay_at = now + a.reply_rto;
+    a.replay_at = now + a.reply_rto + config_.rack_delay_ns;  // the rack may wait that long
   if (!a.outstanding() && a.early.empty()) p.a.reset();
 }
 
@@ -214,6 +233,9 @@ void Endpoint::transmit(int peer, Peer &p, Header h, const void *payload, size_t
   h.ack = static_cast<uint32_t>(p.expected);
   const uint64_t r = rack(p);
   h.rack = static_cast<uint32_t>(r);
+  if (p.ack_echo && !(h.flags & kFlagResent)) h.flags |= kFlagAckEcho;  // not on a replay
+  if (p.rack_echo) h.flags |= kFlagRackEcho;
+  p.ack_echo = p.rack_echo = false;
   uint8_t header[kHeaderBytes];
   encode_header(h, header);
   iovec iov[2] = {{header, kHeaderBytes}, {const_cast<void *>(payload), len}};
@@ -229,20 +251,21 @@ void Endpoint::send_ack(int peer, Peer &p) {
 }
 
 void Endpoint::schedule_ack(int peer, Peer &p, uint64_t now) {
-  if (p.ack_due != kNever) return;
-  p.ack_due = now + config_.ack_delay_ns;
+  p.ack_due = std::min(p.ack_due, now + config_.ack_delay_ns);  // a rack owed may wait longer
   if (!p.listed) {
     p.listed = true;
     listed_.push_back(peer);
   }
 }
 
-void Endpoint::send_reply(int peer, Peer &p, uint64_t id, const std::vector<uint8_t> &reply) {
+void Endpoint::send_reply(int peer, Peer &p, uint64_t id, const std::vector<uint8_t> &reply,
+                          bool replay) {
   const size_t n = segments(reply.size(), payload_);
   for (size_t i = 0; i < n; ++i) {
     Header h;
     h.type = Type::kReply;
-    h.flags = static_cast<uint8_t>((i == 0 ? kFlagFirst : 0) | (i == n - 1 ? kFlagLast : 0));
+    h.flags = static_cast<uint8_t>((i == 0 ? kFlagFirst : 0) | (i == n - 1 ? kFlagLast : 0) |
+                                   (replay ? kFlagResent : 0));
     h.index = static_cast<uint16_t>(i);
     h.seq = static_cast<uint32_t>(id);
     const size_t off = i * payload_;
@@ -251,21 +274,26 @@ void Endpoint::send_reply(int peer, Peer &p, uint64_t id, const std::vector<uint
 }
 
 // Puts on the wire the segments that the congestion window allows.
-void Endpoint::pump(int peer, Peer &p) {
+void Endpoint::pump(int peer, Peer &p, uint64_t now) {
   Active &a = *p.a;
   const uint64_t limit = std::min(p.next_seq, a.una + static_cast<uint64_t>(p.cwnd));
   auto it = a.out.lower_bound(a.next_send);
   for (; a.next_send < limit; ++a.next_send) {
     while (it->first < a.next_send) ++it;
     const uint64_t seq = a.next_send;
-    const OutMsg &m = it->second;
+    OutMsg &m = it->second;
     Header h;
     h.type = Type::kRequest;
     h.flags = static_cast<uint8_t>((m.fetch ? kFlagFetch : 0) | (seq == m.first ? kFlagFirst : 0) |
                                    (seq == it->first ? kFlagLast : 0));
     h.seq = static_cast<uint32_t>(seq);
     const size_t off = (seq - m.first) * payload_;
-    if (seq < a.high) ++stats_.retransmits;
+    if (seq < a.high) {
+      ++stats_.retransmits;
+      h.flags |= kFlagResent;
+    } else if (seq == it->first) {
+      m.sent_at = now;
+    }
     transmit(peer, p, h, m.data.data() + off, std::min(payload_, m.data.size() - off));
   }
   a.high = std::max(a.high, a.next_send);
@@ -290,7 +318,7 @@ SendResult Endpoint::send(int peer, const void *msg, size_t len, Kind kind, uint
   m.fetch = kind == Kind::kFetch;
   const auto *bytes = static_cast<const uint8_t *>(msg);
   m.data.assign(bytes, bytes + len);
-  pump(peer, p);
+  pump(peer, p, now);
   settle(p, now);
   return SendResult::kOk;
 }
@@ -309,14 +337,16 @@ void Endpoint::on_datagram(int peer, const void *bytes, size_t len) {
   const size_t n = len - kHeaderBytes;
   // The header first: what the peer received of ours, and which replies it no longer needs
   // (before a request is delivered, which bounds the replies kept to the window).
-  on_ack(peer, p, unwrap(h.ack, p.next_seq), now);
-  on_rack(p, unwrap(h.rack, p.expected), now);
+  on_ack(peer, p, unwrap(h.ack, p.next_seq), now, h.flags & kFlagAckEcho);
+  on_rack(p, unwrap(h.rack, p.expected), now, h.flags & kFlagRackEcho);
   if (h.type == Type::kRequest) on_request(peer, p, h, payload, n, now);
   if (h.type == Type::kReply) on_reply_segment(peer, p, h, payload, n, now);
   settle(p, now);
 }
 
-void Endpoint::on_ack(int peer, Peer &p, uint64_t ack, uint64_t now) {
+// echo: the peer says the segment that moved this ack was a first sending, so the time since
+// the newest completed message first went out is a round trip (see sample_rtt).
+void Endpoint::on_ack(int peer, Peer &p, uint64_t ack, uint64_t now, bool echo) {
   if (!p.a) return;
   Active &a = *p.a;
   if (ack <= a.una || ack > a.high) return;  // old, or for segments never sent
@@ -325,7 +355,13 @@ void Endpoint::on_ack(int peer, Peer &p, uint64_t ack, uint64_t now) {
   a.next_send = std::max(a.next_send, ack);
   p.cwnd += p.cwnd < p.ssthresh ? acked : acked / p.cwnd;
   p.cwnd = std::min(p.cwnd, static_cast<float>(config_.max_window));
-  progress(a, now);
+  uint64_t sent_at = kNever;  // the newest message this ack completes, if it can be timed
+  for (auto it = a.out.begin(); it != a.out.end() && it->first < ack; ++it) {
+    if (it->second.sent_at != kNever) sent_at = it->second.sent_at;
+    it->second.sent_at = kNever;
+  }
+  if (sent_at != kNever && echo) sample_rtt(p, now - sent_at);
+  progress(p, a, now);
   for (auto it = a.out.begin(); it != a.out.end() && it->first < ack;) {
     OutMsg &m = it->second;
     if (m.fetch) {
@@ -337,16 +373,20 @@ void Endpoint::on_ack(int peer, Peer &p, uint64_t ack, uint64_t now) {
       cb_.on_acked(token);
     }
   }
-  pump(peer, p);
+  pump(peer, p, now);
 }
 
-void Endpoint::on_rack(Peer &p, uint64_t rack, uint64_t now) {
+void Endpoint::on_rack(Peer &p, uint64_t rack, uint64_t now, bool echo) {
   if (!p.a) return;
   Active &a = *p.a;
   const auto end = a.replies.lower_bound(rack);
   if (end == a.replies.begin()) return;
   a.replies.erase(a.replies.begin(), end);
-  a.reply_rto = config_.rto_ns;
+  if (a.timed_reply < rack) {  // its first sending, received as such, and its release
+    if (echo) sample_rtt(p, now - a.timed_reply_at);
+    a.timed_reply = kNever;
+  }
+  a.reply_rto = peer_rto(p);
   a.replay_at = kNever;  // settle() arms it again from now
   a.progress_at = now;
 }
@@ -359,7 +399,7 @@ void Endpoint::on_request(int peer, Peer &p, const Header &h, const uint8_t *pay
     if ((h.flags & (kFlagFetch | kFlagLast)) == (kFlagFetch | kFlagLast) && p.a) {
       if (auto it = p.a->replies.find(seq); it != p.a->replies.end()) {
         ++stats_.replays;
-        send_reply(peer, p, seq, it->second);  // its header acks too
+        send_reply(peer, p, seq, it->second, true);  // its header acks too
         return;
       }
     }
@@ -373,6 +413,7 @@ void Endpoint::on_request(int peer, Peer &p, const Header &h, const uint8_t *pay
   }
   schedule_ack(peer, p, now);  // a reply sent below carries it instead
   const bool fetch = h.flags & kFlagFetch;
+  p.ack_echo = !(h.flags & kFlagResent);  // this segment moves the ack (below) or will
   if (seq == p.expected && (h.flags & kWhole) == kWhole && (!p.a || p.a->early.empty())) {
     ++p.expected;  // the common case: a whole message, in order
     if (p.a) p.a->msg_start = p.expected;
@@ -415,7 +456,11 @@ void Endpoint::deliver(int peer, Peer &p, uint64_t id, bool fetch, const uint8_t
   Active &a = activate(peer, p, now);
   std::vector<uint8_t> &cached = a.replies[id];
   cached.assign(reply.data, reply.data + reply.len);
-  send_reply(peer, p, id, cached);
+  if (a.timed_reply == kNever) {
+    a.timed_reply = id;
+    a.timed_reply_at = now;
+  }
+  send_reply(peer, p, id, cached, false);
 }
 
 void Endpoint::on_reply_segment(int peer, Peer &p, const Header &h, const uint8_t *payload,
@@ -461,29 +506,60 @@ void Endpoint::on_reply_segment(int peer, Peer &p, const Header &h, const uint8_
     bytes = r.bytes.data();
     len = r.len;
   }
-  on_ack(peer, p, id + 1, now);  // a reply says its request arrived (its header's ack did)
+  on_ack(peer, p, id + 1, now, false);  // a reply says its request arrived (its header's ack did)
   cb_.on_reply(m.token, bytes, len);
   a.out.erase(it);
+  if (id > a.replied_max) p.rack_echo = !(h.flags & kFlagResent);
   a.replied_max = std::max(a.replied_max, id);
-  progress(a, now);
-  pump(peer, p);  // the window counts from the oldest incomplete message
+  progress(p, a, now);
+  pump(peer, p, now);  // the window counts from the oldest incomplete message
 }
 
 // Progress on this PE's messages (acked, or replied).
-void Endpoint::progress(Active &a, uint64_t now) {
-  a.rto = config_.rto_ns;
+void Endpoint::progress(const Peer &p, Active &a, uint64_t now) {
+  a.rto = peer_rto(p);
   a.retx_at = kNever;  // settle() arms it again from now
   a.progress_at = now;
+}
+
+// The timeout a timer of the peer starts with (the stored value saturates at 2^32 ns, which a
+// configured rto_ns may exceed).
+uint64_t Endpoint::peer_rto(const Peer &p) const {
+  return std::max<uint64_t>(p.rto, config_.rto_ns);
+}
+
+// A round trip measured to the peer: the timeout becomes twice the smoothed time (gain 1/8),
+// within [rto_ns, rto_max_ns]. Not RFC 6298's four deviations: here every lost datagram costs
+// a whole timeout (no fast retransmit), and on a jittery path (20% loss and reordering in the
+// model, a loaded host) the deviations made it several times rto_ns and loss recovery as much
+// slower, where a resend too early costs only a duplicate. What must not happen is a timeout
+// below the usual round trip, which resent every message.
+//
+// Samples come only from first sendings the peer says it received as such (the echo bits of
+// the header), so they are exact even when the message was also sent again: a round trip longer
+// than the timeout is learned from the first message (its first copy is answered; with Karn's
+// rule it never would be), and a resend never inflates one. So no timeout's doubling needs to be
+// kept between messages: keeping it until an unambiguous sample (Karn) left it doubled under
+// steady loss, where few messages of many segments go without a resend, and made loss recovery
+// 5-10 times slower.
+void Endpoint::sample_rtt(Peer &p, uint64_t rtt) {
+  ++stats_.rtt_samples;
+  const uint64_t r = std::clamp<uint64_t>(rtt, 1, UINT32_MAX);
+  p.srtt = static_cast<uint32_t>(p.srtt == 0 ? r : (7 * uint64_t{p.srtt} + r) / 8);
+  const uint64_t rto = 2 * uint64_t{p.srtt};
+  p.rto = static_cast<uint32_t>(
+      std::min<uint64_t>(std::clamp(rto, config_.rto_ns, config_.rto_max_ns), UINT32_MAX));
 }
 
 void Endpoint::retransmit(int peer, Peer &p, uint64_t now) {
   Active &a = *p.a;
   ++stats_.timeouts;
   if (a.una < a.next_send) {  // requests in flight: go back to the oldest, with half the window
+    ++stats_.window_shrinks;
     p.ssthresh = std::max(p.cwnd / 2, 1.0f);
     p.cwnd = p.ssthresh;
     a.next_send = a.una;
-    pump(peer, p);
+    pump(peer, p, now);
   }  // else only replies are awaited: the targets resend them
   a.rto = std::min(a.rto * 2, config_.rto_max_ns);
   a.retx_at = now + a.rto;
@@ -494,10 +570,10 @@ void Endpoint::replay(int peer, Peer &p, uint64_t now) {
   ++stats_.timeouts;
   for (const auto &[id, reply] : a.replies) {
     ++stats_.replays;
-    send_reply(peer, p, id, reply);
+    send_reply(peer, p, id, reply, true);
   }
   a.reply_rto = std::min(a.reply_rto * 2, config_.rto_max_ns);
-  a.replay_at = now + a.reply_rto;
+  a.replay_at = now + a.reply_rto + config_.rack_delay_ns;
 }
 
 void Endpoint::fail(int peer, Peer &p) {
@@ -570,6 +646,11 @@ size_t Endpoint::memory_bound_per_peer() const {
 double Endpoint::cwnd(int peer) const {
   const Peer *p = peers_.at(static_cast<size_t>(peer)).get();
   return p ? p->cwnd : config_.initial_window;
+}
+
+uint64_t Endpoint::rto_ns(int peer) const {
+  const Peer *p = peers_.at(static_cast<size_t>(peer)).get();
+  return p ? peer_rto(*p) : config_.rto_ns;
 }
 
 bool Endpoint::failed(int peer) const {

@@ -15,9 +15,13 @@
 //   Requester: keeps a copy of every message until it completes (acked; or replied, for a fetch);
 //     puts at most cwnd segments past the oldest unacknowledged one on the wire; on a timer
 //     (RTO, doubling at each timeout up to rto_max, reset on progress) halves cwnd and sends again
-//     from the oldest unacknowledged segment (go-back-N). Every header carries its rack: all its
+//     from the oldest unacknowledged segment (go-back-N). The RTO of a peer follows its round
+//     trips (twice the smoothed time, at least rto), measured from a message's first sending to
+//     its ack (or reply) and from a reply's first sending to its release by a rack, resends
+//     included (an upper bound: see sample_rtt). Every header carries its rack: all its
 //     messages before that number are complete, so the target may drop their cached replies (a
-//     requester whose rack passes a reply it received owes the target a standalone ack).
+//     requester whose rack passes a reply it received owes the target a standalone ack, after
+//     rack_delay unless a request carried the rack first).
 //   Target: keeps segments that arrive early (at most max_window), delivers each message when all
 //     of it arrived in order, and acknowledges cumulatively: the ack field of every datagram it
 //     sends to that peer (requests, replies), or a standalone ack ack_delay after a request when
@@ -39,7 +43,7 @@
 // else kBusy (the caller polls and retries; nothing is queued). cwnd decides how much of that
 // buffer is on the wire.
 //
-// Memory: an idle peer (nothing outstanding, no ack owed) holds idle_peer_bytes() (48 bytes) plus
+// Memory: an idle peer (nothing outstanding, no ack owed) holds idle_peer_bytes() (56 bytes) plus
 // its slot in the table of npes pointers; its buffers are freed when it becomes idle. A peer with
 // traffic holds at most memory_bound_per_peer(): max_window segments of copies, max_window early
 // segments, max_window cached replies and max_window replies being reassembled (with the
@@ -48,15 +52,19 @@
 //
 // Wire: every datagram is a 16-byte header, little-endian, then the payload:
 //   byte  0      bits 0-1 type (0 ack, 1 request, 2 reply); bit 2 fetch (the request wants a
-//                reply); bit 3 first, bit 4 last (segment of its message); bits 5-7 zero
-//   byte  1      protocol version (1)
+//                reply); bit 3 first, bit 4 last (segment of its message); bit 5 resent (a
+//                request segment sent again, a reply replayed); bit 6 ack echo: the segment
+//                that moved this ack was a first sending (the requester may time its message);
+//                bit 7 rack echo: the reply that moved this rack was a first sending (the
+//                target may time it); each echo rides only the first datagram with its value
+//   byte  1      protocol version (2)
 //   bytes 2-3    reply: index of this segment in the reply; else 0
 //   bytes 4-7    request: this segment's number; reply: number of the request's last segment
 //                (the request's id); ack: 0
 //   bytes 8-11   ack: the next segment number the sender expects from the receiver (cumulative)
 //   bytes 12-15  rack: every message the sender sent before this number is complete
 //
-// Not here (yet): RTT estimation (the RTO starts at rto_ns whatever the path), selective acks
+// Not here (yet): selective acks
 // and fast retransmit (a loss costs a timeout and a go-back-N), resending only the missing
 // segments of a multi-segment reply, detection of a peer that dies while nothing is outstanding
 // to it, and recovery from a failure (a failed peer stays failed: the job is expected to abort).
@@ -83,6 +91,9 @@ enum class Type : uint8_t { kAck = 0, kRequest = 1, kReply = 2 };
 inline constexpr uint8_t kFlagFetch = 1 << 2;
 inline constexpr uint8_t kFlagFirst = 1 << 3;
 inline constexpr uint8_t kFlagLast = 1 << 4;
+inline constexpr uint8_t kFlagResent = 1 << 5;
+inline constexpr uint8_t kFlagAckEcho = 1 << 6;
+inline constexpr uint8_t kFlagRackEcho = 1 << 7;
 
 struct Header {
   Type type = Type::kAck;
@@ -127,10 +138,12 @@ struct Config {
   uint32_t max_window = 32;                // segments (send buffer, early segments, cached replies)
   uint32_t initial_window = 4;             // cwnd of a new peer, segments
   size_t max_reply = 4096 - kHeaderBytes;  // a reply's maximum, bytes
-  uint64_t rto_ns = 1'000'000;             // first retransmission timeout
+  uint64_t rto_ns = 1'000'000;             // first retransmission timeout, and the least
   uint64_t rto_max_ns = 100'000'000;       // cap of the doubling
   uint64_t give_up_ns = 4'000'000'000;     // no progress for this long: the peer failed
   uint64_t ack_delay_ns = 50'000;          // a standalone ack waits this long for traffic to ride
+  uint64_t rack_delay_ns = 50'000;         // the same for an ack owed only for a rack (the
+                                           // target's replay timer allows for it)
   uint32_t initial_seq = 0;                // first sequence number on the wire (tests: wrap-around)
 };
 
@@ -141,6 +154,8 @@ struct Stats {
   uint64_t replays = 0;          // replies sent again (timer or duplicate request)
   uint64_t duplicates = 0;       // request or reply segments received again, not acted on
   uint64_t timeouts = 0;         // of either timer (messages, cached replies)
+  uint64_t window_shrinks = 0;   // timeouts that halved cwnd (requests were in flight)
+  uint64_t rtt_samples = 0;      // round trips measured (acks of messages never resent)
   uint64_t delivered = 0;        // requests given to the handler
   uint64_t dropped = 0;          // malformed or outside the window
 };
@@ -168,6 +183,7 @@ class Endpoint {
   static size_t idle_peer_bytes();
   const Stats &stats() const { return stats_; }
   double cwnd(int peer) const;  // congestion window, segments
+  uint64_t rto_ns(int peer) const;  // the retransmission timeout a new message to it starts with
   bool failed(int peer) const;
 
  private:
@@ -185,11 +201,13 @@ class Endpoint {
   void transmit(int peer, Peer &p, Header h, const void *payload, size_t len);
   void send_ack(int peer, Peer &p);
   void schedule_ack(int peer, Peer &p, uint64_t now);
-  void send_reply(int peer, Peer &p, uint64_t id, const std::vector<uint8_t> &reply);
-  void pump(int peer, Peer &p);
-  void progress(Active &a, uint64_t now);
-  void on_ack(int peer, Peer &p, uint64_t ack, uint64_t now);
-  void on_rack(Peer &p, uint64_t rack, uint64_t now);
+  void send_reply(int peer, Peer &p, uint64_t id, const std::vector<uint8_t> &reply, bool replay);
+  void pump(int peer, Peer &p, uint64_t now);
+  void progress(const Peer &p, Active &a, uint64_t now);
+  void sample_rtt(Peer &p, uint64_t rtt);
+  uint64_t peer_rto(const Peer &p) const;
+  void on_ack(int peer, Peer &p, uint64_t ack, uint64_t now, bool echo);
+  void on_rack(Peer &p, uint64_t rack, uint64_t now, bool echo);
   void on_request(int peer, Peer &p, const Header &h, const uint8_t *payload, size_t len,
                   uint64_t now);
   void deliver(int peer, Peer &p, uint64_t id, bool fetch, const uint8_t *msg, size_t len,

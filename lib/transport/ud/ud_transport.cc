@@ -96,6 +96,10 @@ bool Transport::init(ib::Device *device, int me, int npes, const Options &option
   config.rto_max_ns = std::max(config.rto_max_ns, options.rto_ns);
   config.give_up_ns = options.give_up_ns;
   config.ack_delay_ns = options.ack_delay_ns;
+  // A rack owed after a reply: the next request of a loop of AMOs carries it. Not sooner than
+  // the progress thread's next look while the application polls: waking it for a rack would
+  // cost a wake-up per AMO (the target's replay timer allows for the delay).
+  config.rack_delay_ns = progress::Thread::kPollingCheckNs;
   config.max_reply = config.max_window * (config.mtu - kHeaderBytes);
   engine_ = std::make_unique<Endpoint>(config, static_cast<Callbacks &>(*this));
   max_message_ = config.max_reply;
@@ -135,17 +139,27 @@ void Transport::shutdown() {
 
 void Transport::send(int pe, const void *msg, size_t len, Kind kind, Pending *pending) {
   outstanding_.fetch_add(1, std::memory_order_relaxed);
+  bool waited = false;
   for (;;) {
     SendResult r;
+    uint64_t rto = 0;
     {
       std::lock_guard<SpinLock> guard(lock_);
       r = engine_->send(pe, msg, len, kind, reinterpret_cast<uint64_t>(pending));
+      rto = engine_->rto_ns(pe);
     }
     if (r == SendResult::kOk) {
-      thread_.due_in(static_cast<long>(options_.rto_ns));  // its first resend, if needed
+      // Its first resend, if needed: at the peer's timeout, which may be far longer than
+      // rto_ns (waking the thread for rto_ns would cost a wake-up per message).
+      thread_.due_in(static_cast<long>(rto));
       return;
     }
     if (r == SendResult::kFailed) on_error_(pe, "it stopped answering over UD earlier");
+    if (!waited) {
+      waited = true;
+      std::lock_guard<SpinLock> guard(lock_);
+      ++busy_;
+    }
     // The peer's window is full: serve (acks free it) and try again.
     progress::Thread::Polling polling(thread_);
     if (!serve()) sched_yield();
@@ -272,6 +286,11 @@ bool Transport::serve_locked() {
   reap_sends();
   ibv_wc wc[16];
   const int n = ibv_poll_cq(recv_cq_, 16, wc);
+  if (n > 0) {
+    received_ += static_cast<unsigned>(n);
+    if (progress::Thread::on_progress_thread()) received_by_thread_ += static_cast<unsigned>(n);
+    if (n == 16) ++full_polls_;
+  }
   for (int i = 0; i < n; ++i) {
     const auto slot = static_cast<unsigned>(wc[i].wr_id);
     const uint8_t *at = buffers_ + kSendSlots * datagram_bytes_ + slot * (kGrh + datagram_bytes_);
@@ -311,6 +330,9 @@ ibv_ah *Transport::ah_for(int pe) {
 }
 
 void Transport::arm() {
+  // Under the lock: the application thread arms too (a wait going to sleep), and a provider's
+  // arm (mlx5's sequence number and consumer index) must not race another arm or a poll.
+  std::lock_guard<SpinLock> guard(lock_);
   if (recv_cq_) ibv_req_notify_cq(recv_cq_, 0);
 }
 
@@ -355,6 +377,10 @@ Transport::Stats Transport::stats() {
       s.engine = engine_->stats();
       s.memory_bytes = engine_->memory_bytes();
     }
+    s.received = received_;
+    s.received_by_thread = received_by_thread_;
+    s.full_polls = full_polls_;
+    s.busy = busy_;
   }
   s.wakeups = thread_.wakeups();
   s.productive_wakeups = thread_.productive();

@@ -107,7 +107,11 @@ class Transport final : public progress::Source, private Callbacks {
     Stats() {}
     ud::Stats engine;
     uint64_t wakeups = 0, productive_wakeups = 0;  // of the progress thread
-    size_t memory_bytes = 0;                       // the engine's buffers now
+    uint64_t received = 0;              // datagrams taken from the receive queue
+    uint64_t received_by_thread = 0;    // of those, by the progress thread
+    uint64_t full_polls = 0;            // receive polls that found a whole batch (a backlog)
+    uint64_t busy = 0;                  // sends that found the peer's window full and waited
+    size_t memory_bytes = 0;            // the engine's buffers now
   };
   Stats stats();
 
@@ -153,6 +157,7 @@ class Transport final : public progress::Source, private Callbacks {
   long deadline_ns_ = -1;                // from the engine's last poll
   std::atomic<uint64_t> outstanding_{0};  // requests sent and not complete
   std::atomic<bool> closing_{false};
+  uint64_t received_ = 0, received_by_thread_ = 0, full_polls_ = 0, busy_ = 0;  // under lock_
   std::vector<Pending *> pool_;          // free call_nbi records
   progress::Thread thread_;
 };
