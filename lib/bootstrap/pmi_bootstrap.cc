@@ -103,9 +103,10 @@ class PmiBootstrap final : public Bootstrap {
             v2_ ? "; HOSHMEM_PMI=pmi1 asks for PMI-1" : "");
     std::string mapping;
     if (v2_) {
-      const char *rank = getenv("PMI_RANK");
-      Fields f = command2(std::string("cmd=fullinit;") + (rank ? "pmirank=" + std::string(rank) + ";" : "") +
-                              "threaded=FALSE;",
+      // Slurm wants the job id it exported (it answers rc 3 without it), Hydra exports none.
+      const char *rank = getenv("PMI_RANK"), *jobid = getenv("PMI_JOBID");
+      Fields f = command2(std::string("cmd=fullinit;") + (jobid ? "pmijobid=" + std::string(jobid) + ";" : "") +
+                              (rank ? "pmirank=" + std::string(rank) + ";" : "") + "threaded=FALSE;",
                           "fullinit-response");
       rank_ = number(f, "rank");
       size_ = number(f, "size");
@@ -167,25 +168,25 @@ class PmiBootstrap final : public Bootstrap {
     return out;
   }
 
-  // PMI-1's barrier_in/barrier_out is one. PMI-2's kvs-fence need not be (Hydra answers it at
-  // once and holds a get until its key is put), so PMI-2 barriers are built from keys: each rank
-  // puts its own, rank 0 waits for all of them and then puts the release the others wait for.
+  // PMI-1's barrier_in/barrier_out is one. PMI-2's kvs-fence is one under Slurm (and a put is
+  // visible to others only after it) but not under Hydra (answered at once; a get is held until
+  // its key is put). So a PMI-2 barrier is built from keys and two fences, which works both ways:
+  // each rank but 0 puts its key; fence; rank 0 waits for them all and puts the release; fence;
+  // the others wait for the release. Every rank's earlier puts are committed by the first fence.
   void barrier() override {
     if (!v2_) {
       command1("cmd=barrier_in", "barrier_out");
       return;
     }
     const std::string tag = "hoshmem-barrier." + std::to_string(barriers_++) + ".";
-    fence();
-    put_text(tag + std::to_string(rank_), "1");
+    if (rank_ != 0) put_text(tag + std::to_string(rank_), "1");
     fence();
     if (rank_ == 0) {
       for (int r = 1; r < size_; ++r) wait_text(r, tag + std::to_string(r));
       put_text(tag + "done", "1");
-      fence();
-    } else {
-      wait_text(0, tag + "done");
     }
+    fence();
+    if (rank_ != 0) wait_text(0, tag + "done");
   }
 
   // The launcher ends every process of the job and reports the status. The message must not
