@@ -93,8 +93,8 @@ leftovers() {
   pgrep -f -- "$marker" || true
 }
 
-# seconds_between T0 T1: T1 - T0 with one decimal
-seconds_between() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+# seconds_between T0 T1: T1 - T0, to the hundredth
+seconds_between() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
 # run_case NP INIT FINALIZE END
 run_case() {
@@ -149,9 +149,10 @@ run_case() {
     if [[ ! -s $dir/pids/abort ]]; then
       why+=("the last rank did not record its abort call")
     else
-      local after
-      after=$(seconds_between "$(<"$dir/pids/abort")" "$stop")
-      awk -v t="$after" -v l="$ABORT_LIMIT_S" 'BEGIN { exit !(t <= l) }' ||
+      local called after
+      called=$(<"$dir/pids/abort")
+      after=$(seconds_between "$called" "$stop")
+      awk -v a="$called" -v b="$stop" -v l="$ABORT_LIMIT_S" 'BEGIN { exit !(b - a <= l) }' ||
         why+=("the job ended ${after}s after the call (limit ${ABORT_LIMIT_S}s)")
       detail="status $rc ${after}s after the call, no process left"
     fi
