@@ -66,8 +66,9 @@ case $config in
       ucx-*)
         # UCX looks for the device's kernel interfaces first (the model's preload shim gives
         # them). UCX_ERROR_SIGNALS= keeps UCX's SIGSEGV handler out: the model rings raw
-        # doorbells in its own SIGSEGV handler, and UCX, loaded after hoshmem opened the device
-        # (shmem_init first), replaces it (test/softhca/README.md, "Raw doorbells").
+        # doorbells in its own SIGSEGV handler, installed once per process, and UCX, loaded
+        # after hoshmem's queues rang theirs (shmem_init first), replaces it and crashes in
+        # uct_ib_mlx5dv_arm_cq (test/softhca/README.md, "Raw doorbells").
         [[ -f $softlib/libsofthca_kernel.so ]] ||
           { echo "FAIL: no $softlib/libsofthca_kernel.so"; exit 1; }
         tls=ud_mlx5,self
