@@ -65,16 +65,15 @@ case $config in
     case $config in
       ucx-*)
         # UCX looks for the device's kernel interfaces first (the model's preload shim gives
-        # them). UCX_ERROR_SIGNALS= keeps UCX's SIGSEGV handler out: the model rings raw
-        # doorbells in its own SIGSEGV handler, installed once per process, and UCX, loaded
-        # after hoshmem's queues rang theirs (shmem_init first), replaces it and crashes in
-        # uct_ib_mlx5dv_arm_cq (test/softhca/README.md, "Raw doorbells").
+        # them). UCX installs its own SIGSEGV handler (UCX_ERROR_SIGNALS) after hoshmem's queues
+        # rang their doorbells when shmem_init comes first: the model puts its doorbell handler
+        # back in front at every queue UCX creates (test/softhca/README.md, "Raw doorbells").
         [[ -f $softlib/libsofthca_kernel.so ]] ||
           { echo "FAIL: no $softlib/libsofthca_kernel.so"; exit 1; }
         tls=ud_mlx5,self
         [[ $config == *hw-rc ]] && tls=rc_mlx5,ud_mlx5:aux,self
         mpirun_opts+=(--mca pml ucx -x "LD_PRELOAD=$softlib/libsofthca_kernel.so"
-          -x "UCX_TLS=$tls" -x UCX_ERROR_SIGNALS= -x UCX_LOG_LEVEL=info)
+          -x "UCX_TLS=$tls" -x UCX_LOG_LEVEL=info)
         # UCX's endpoint configuration names the transport MPI's messages take: the model's.
         expect_info+=("ep_cfg\\[[1-9]\\]: tag(${tls%%,*}/mlx5_0:1") ;;
       *)

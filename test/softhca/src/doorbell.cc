@@ -251,10 +251,10 @@ void doorbell_thread() {
 }
 
 void watch(Qp* qp, Cq* cq, uint8_t* page, bool uar = false) {
-  std::call_once(g_started, [] {
-    install_handler();
-    std::thread(doorbell_thread).detach();
-  });
+  std::call_once(g_started, [] { std::thread(doorbell_thread).detach(); });
+  // Again at every watch, as in trap mode: a library loaded later (UCX) may have put its own
+  // SIGSEGV handler in front of ours; it is chained behind ours again.
+  install_handler();
   HoldMu g;
   for (auto& w : g_list)
     if (w.page == page) return;
