@@ -529,30 +529,37 @@ TEST(UdReliable, ReplyReplayIsNotPostponedByOwnTraffic) {
   EXPECT_EQ(net[0].ep.stats().replays, 1u);
 }
 
-// Blocking fetching adds under 20% loss, duplication and reordering, over a path whose round
-// trip (about 100 us) exceeds rto_ns: the timeout follows the round trip up (no resend of every
-// message) but does not stay doubled after each loss. Timed from first sendings, samples average
-// about rtt + 0.2 rto, so the timeout settles near 2 rtt / (1 - 0.4): well under 1 ms here.
-// Keeping each timeout's doubling until an unambiguous sample (Karn) drove it to rto_max.
-TEST(UdReliable, TimeoutStaysNearTheRoundTripUnderSteadyLoss) {
-  Net net(2, /*seed=*/7, /*fault=*/0.2);
-  net.latency = 50 * kUs;
-  uint64_t counter = 0;
+// PE 1 sends n blocking fetching adds to PE 0, one after another (`before` runs before each
+// send), until every reply is in; PE 0's counter holds the sum.
+void blocking_fetches(Net &net, uint64_t &counter, uint32_t n,
+                      const std::function<void(uint32_t)> &before = nullptr) {
   fetch_add_target(net[0], counter);
-  constexpr uint32_t kFetches = 300;
   uint32_t sent = 0;
-  uint64_t worst_rto = 0;
   net.each_step = [&] {
-    if (sent < kFetches && net[1].replies.size() == sent) {
-      if (sent >= 50) worst_rto = std::max(worst_rto, net[1].ep.rto_ns(0));
+    if (sent < n && net[1].replies.size() == sent) {
+      if (before) before(sent);
       const uint64_t add = 1;
       ASSERT_EQ(net[1].ep.send(0, &add, 8, Kind::kFetch, sent++), SendResult::kOk);
     }
   };
   net.each_step();
-  ASSERT_TRUE(net.run([&] { return net[1].replies.size() == kFetches; }));
+  ASSERT_TRUE(net.run([&] { return net[1].replies.size() == n; }));
   net.quiesce();
-  EXPECT_EQ(counter, kFetches);
+  EXPECT_EQ(counter, n);
+}
+
+// Blocking fetching adds under 20% loss, duplication and reordering, over a path whose round
+// trip (about 100 us) exceeds rto_ns: the timeout follows the round trip up (no resend of every
+// message) but does not stay doubled after each loss: samples come from echoed first sendings
+// only, so a loss neither inflates one nor needs a doubling kept. Keeping each timeout's
+// doubling until an unambiguous sample (Karn) drove it to rto_max (1 ms here).
+TEST(UdReliable, TimeoutStaysNearTheRoundTripUnderSteadyLoss) {
+  Net net(2, /*seed=*/7, /*fault=*/0.2);
+  net.latency = 50 * kUs;
+  uint64_t counter = 0, worst_rto = 0;
+  blocking_fetches(net, counter, 300, [&](uint32_t i) {
+    if (i >= 50) worst_rto = std::max(worst_rto, net[1].ep.rto_ns(0));
+  });
   EXPECT_GT(net[1].ep.stats().retransmits, 0u);  // the losses happened
   EXPECT_GT(worst_rto, 100 * kUs);               // above the round trip ...
   EXPECT_LT(worst_rto, 500 * kUs) << "the timeout stayed doubled after losses";
@@ -560,26 +567,16 @@ TEST(UdReliable, TimeoutStaysNearTheRoundTripUnderSteadyLoss) {
 
 // A path whose round trip (about 100 us) is five times rto_ns, as on a loaded host: blocking
 // fetching adds one after another. The first message times out and is resent; its round trip,
-// timed from its first sending, is learned from it, and from then on the timeout exceeds the
-// round trip: a handful of resends and replays in all, not one or more for every message. Fails
-// without the round-trip estimate (every request resent, every reply replayed: hundreds).
+// timed from its first sending (which the target echoes it received), is learned from it, and
+// from then on the timeout exceeds the round trip: a handful of resends and replays in all, not
+// one or more for every message. Fails without the round-trip estimate (every request resent,
+// every reply replayed: hundreds).
 TEST(UdReliable, TimeoutFollowsARoundTripLongerThanRto) {
   Net net(2);
   net.latency = 50 * kUs;
-  uint64_t counter = 0;
-  fetch_add_target(net[0], counter);
   constexpr uint32_t kFetches = 100;
-  uint32_t sent = 0;
-  net.each_step = [&] {
-    if (sent < kFetches && net[1].replies.size() == sent) {
-      const uint64_t add = 1;
-      ASSERT_EQ(net[1].ep.send(0, &add, 8, Kind::kFetch, sent++), SendResult::kOk);
-    }
-  };
-  net.each_step();
-  ASSERT_TRUE(net.run([&] { return net[1].replies.size() == kFetches; }));
-  net.quiesce();
-  EXPECT_EQ(counter, kFetches);
+  uint64_t counter = 0;
+  blocking_fetches(net, counter, kFetches);
   EXPECT_EQ(net[0].handled, kFetches);
   const uint64_t resent = net[1].ep.stats().retransmits, replayed = net[0].ep.stats().replays;
   EXPECT_LE(resent + replayed, 10u) << resent << " requests resent, " << replayed << " replays";
