@@ -63,7 +63,7 @@
 #               handles, memory keys); times N on top of the KiB above
 #    first ms, second ms   the touch times above
 #    trap       (DC_TRAP=1) the touch times again with SOFTHCA_DOORBELL=trap: every doorbell store
-#               executed inside the store, no doorbell thread (see the reading in perf/RESULTS.md)
+#               executed inside the store, no doorbell thread (see the reading in perf/HISTORY.md)
 #    Extrapolation, per PE: RC = fixed + (KiB per connected queue pair) * (N-1) + B/peer * N, with
 #    the per-QP KiB the slope of the queue KiB between the smallest and largest N measured and
 #    fixed the rest; DC = its KiB at the largest N (a constant) + B/peer * N.
