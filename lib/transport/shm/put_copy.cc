@@ -16,7 +16,7 @@
 namespace {
 
 // A longer head goes to memcpy (its large-copy strategies are not worth repeating here); up to
-// here the vector loop below is as fast as memcpy on the machine measured (perf/RESULTS.md).
+// here the vector loop below is as fast as memcpy on the machine measured (perf/HISTORY.md).
 constexpr size_t kMemcpyHead = 2048;
 
 // The cases off the main path, out of line so that the main path needs no stack frame.
