@@ -426,6 +426,7 @@ bool Fabric::lookup_qpn(uint32_t qpn, QpnEntry* out) {
   out->gen = e.gen;
   out->lid = e.lid;
   out->type = e.type;
+  memcpy(out->gid, e.gid, 16);  // the port's: fixed for the QP's life (a GRH must name it)
   return true;
 }
 

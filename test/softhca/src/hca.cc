@@ -40,6 +40,15 @@ Config load_config() {
   Config c;
   c.num_devices = int(env_knob("SOFTHCA_NUM_DEVICES", 1, 0, 8));
   c.num_ports = int(env_knob("SOFTHCA_NUM_PORTS", 1, 1, 2));
+  if (const char* l = getenv("SOFTHCA_LINK"); l && *l) {
+    if (!strcmp(l, "ib")) c.link = Link::kIb;
+    else if (!strcmp(l, "ib-grh")) c.link = Link::kIbGrh;
+    else if (!strcmp(l, "roce")) c.link = Link::kRoce;
+    else {
+      fprintf(stderr, "softhca: SOFTHCA_LINK=%s rejected: accepted values are ib, ib-grh, roce\n", l);
+      exit(1);
+    }
+  }
   c.atomic_window_us = uint32_t(env_knob("SOFTHCA_ATOMIC_WINDOW_US", 0, 0, 1000000));
   c.masked_atomics = env_knob("SOFTHCA_MASKED_ATOMICS", 1, 0, 1) != 0;
   // SOFTHCA_MASKED_ATOMICS_RANK=R: that setting holds only for the process its launcher made rank
@@ -218,12 +227,12 @@ void Hca::release() {
   if (config().stats)
     fprintf(stderr,
             "softhca: ud sent %lu dropped %lu duplicated %lu reordered %lu; direct %lu sends %lu; "
-            "devx qps %lu dcts %lu\n",
+            "devx qps %lu dcts %lu; sent by traffic class and service level:%s\n",
             (unsigned long)ud_sent.load(), (unsigned long)ud_dropped.load(),
             (unsigned long)ud_duplicated.load(), (unsigned long)ud_reordered.load(),
             (unsigned long)direct_ops.load(), (unsigned long)direct_sends.load(),
             (unsigned long)devx_qps.load(),
-            (unsigned long)devx_dcts.load());
+            (unsigned long)devx_dcts.load(), wire_stats().c_str());
 }
 
 void Hca::leave_at_exit() {
@@ -786,10 +795,12 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
   }
   uint32_t off = 16;
   mlx5_wqe_av av{};
+  WireAddress wire;  // where the packet goes, with what GRH, traffic class and service level
   if (ud || dci) {
     if (ds * 16 < off + 16) return fail(MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
     wqe_read(qp, start, off, &av, 16);
-    if (be32(av.dqp_dct) & MLX5_EXTENDED_UD_AV) {
+    const bool extended = be32(av.dqp_dct) & MLX5_EXTENDED_UD_AV;
+    if (extended) {
       wqe_read(qp, start, off, &av, sizeof av);
       off += sizeof av;
     } else if (!config().compact_av) {
@@ -799,6 +810,11 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
     } else {
       off += 16;
     }
+    wire = wire_address(av, extended);
+    // A port that requires a GRH (and every RoCE port) sends no packet without one.
+    if (wire.syndrome) return fail(wire.syndrome);
+  } else {
+    wire = wire_address(qp->attr.ah_attr);
   }
   uint64_t raddr = 0;
   uint32_t rkey = 0;
@@ -874,10 +890,12 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
     m.qkey = be32(av.key.qkey.qkey);
     if (m.qkey & 0x80000000u) m.qkey = qp->attr.qkey;  // "controlled" Q_Key: use the QP's own
     m.slid = slid;
-    m.dlid = be16(av.rlid);
-    m.grh = (be32(av.grh_gid_fl) >> 30) & 1;
+    m.dlid = wire.lid;
+    m.grh = wire.grh;
     memcpy(m.dgid, av.rgid, 16);
-    port_gid(qp->ctx->dev->index, port, m.sgid);
+    if (!port_gid_at(qp->ctx->dev->index, port, int(be32(av.grh_gid_fl) >> 20 & 0xff), m.sgid))
+      port_gid(qp->ctx->dev->index, port, m.sgid);
+    count_wire(wire);
     m.se = (ctrl.fm_ce_se & MLX5_WQE_CTRL_SOLICITED) != 0;
     m.has_imm = opcode == MLX5_OPCODE_SEND_IMM;
     m.imm = ctrl.imm;
@@ -887,7 +905,7 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
     qp->out.push_back(std::move(p));
     QpnEntry e;
     ud_sent++;
-    if (!f.lookup_qpn(m.dst_qpn, &e) || e.lid != m.dlid || e.type != IBV_QPT_UD) return;
+    if (!f.lookup_qpn(m.dst_qpn, &e) || !reaches(wire, e) || e.type != IBV_QPT_UD) return;
     if (cfg.ud_loss == 0 && cfg.ud_dup == 0 && cfg.ud_reorder == 0) {  // no datagram faults asked
       DirectSend d{e.node, e.gen, m.dst_qpn, IBV_QPT_UD, m.dlid, slid, 0, m.qkey, m.grh != 0,
                    m.sgid, m.dgid, opcode, m.se != 0, m.imm};
@@ -941,21 +959,21 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
   m.length = opcode == MLX5_OPCODE_RDMA_READ ? uint32_t(total) : uint32_t(payload.size());
   memcpy(m.atomic, atomic, sizeof atomic);
   m.slid = slid;
+  m.dlid = wire.lid;
   if (dci) {
     m.dst_qpn = be32(av.dqp_dct) & 0xffffff;
-    m.dlid = be16(av.rlid);
     m.dc_key = be64(av.key.dc_key);
   } else {
     m.dst_qpn = qp->attr.dest_qp_num;
-    m.dlid = qp->attr.ah_attr.dlid;
   }
+  count_wire(wire);
   p.local = std::move(scatter);
   p.result_size = is_atomic ? atomic_size : 0;
   p.byte_len = opcode == MLX5_OPCODE_RDMA_READ || is_atomic ? uint32_t(total) : 0;
   p.in_cqe = qp->scatter_req && p.signaled &&
              (is_atomic || (opcode == MLX5_OPCODE_RDMA_READ && total <= cqe_scatter_max(qp->scq)));
   QpnEntry e;
-  bool routable = f.lookup_qpn(m.dst_qpn, &e) && e.lid == m.dlid &&
+  bool routable = f.lookup_qpn(m.dst_qpn, &e) && reaches(wire, e) &&
                   (dci ? e.type == 0xdc : e.type == IBV_QPT_RC);
   const bool is_send = opcode == MLX5_OPCODE_SEND || opcode == MLX5_OPCODE_SEND_IMM;
   if (routable && is_send) {
@@ -1405,9 +1423,8 @@ void Hca::on_ud(const uint8_t* body, uint32_t len) {
   if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQE) return;
   if (m.qkey != qp->attr.qkey) return;  // Q_Key violation: silently dropped
   if (m.grh) {  // a GRH addressed to another GID is not for this port
-    uint8_t gid[16];
-    port_gid(qp->ctx->dev->index, qp->attr.port_num ? qp->attr.port_num : 1, gid);
-    if (memcmp(gid, m.dgid, 16) != 0) return;
+    const int port = qp->attr.port_num ? qp->attr.port_num : 1;
+    if (!port_owns_gid(qp->ctx->dev->index, port, m.dgid)) return;
   }
   const uint32_t qpn = qp->qpx.qp_base.qp_num, srqn = qp->srq ? qp->srq->srqn : 0;
   RecvWqe w;

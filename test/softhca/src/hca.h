@@ -11,8 +11,15 @@
 
 namespace softhca {
 
+// SOFTHCA_LINK: what the ports present. kIb: an InfiniBand port routed by LID (a GRH optional).
+// kIbGrh: the same port flagged IBV_QPF_GRH_REQUIRED (an SR-IOV virtual function sharing its
+// PF's LID): every address handle, QP address and datagram must carry a GRH. kRoce: Ethernet,
+// LID 0, a GID table of RoCE v1 and v2 entries, every address a GRH plus the peer's MAC.
+enum class Link : uint8_t { kIb, kIbGrh, kRoce };
+
 struct Config {
   int num_devices = 1, num_ports = 1;
+  Link link = Link::kIb;
   uint32_t atomic_window_us = 0;  // widens the HCA atomic read-modify-write window
   bool atomic_host_endian = true;  // 8-byte atomic replies in host order (else big-endian)
   bool masked_atomics = true;      // SOFTHCA_MASKED_ATOMICS=0: a device without extended atomics
@@ -38,6 +45,40 @@ uint16_t port_lid(int dev, int port);
 uint64_t node_guid(int dev);
 class Hca;
 void port_gid(int dev, int port, uint8_t out[16]);  // GID index 0: link-local from the port GUID
+
+// The link personality (link.cc).
+inline bool roce() { return config().link == Link::kRoce; }
+inline bool grh_required() { return config().link != Link::kIb; }
+constexpr int kRoceGids = 4;  // fe80:: v1, fe80:: v2, ::ffff:10.x.y.z v1, the same v2
+int gid_table_len();
+// GID `index` of a port and its type (IBV_GID_TYPE_IB / _ROCE_V1 / _ROCE_V2); false: no entry.
+bool port_gid_at(int dev, int port, int index, uint8_t out[16], int* type = nullptr);
+void port_mac(uint16_t lid, uint8_t mac[6]);  // RoCE: the port's MAC (the port named by its LID)
+// RoCE: the port (its model LID) that owns `gid`; 0 if none does.
+uint16_t lid_of_gid(const uint8_t gid[16]);
+// Whether `gid` is one of the GIDs of the port whose model LID is `lid` (RoCE), or of port
+// `port` of device `dev` (any link).
+bool port_owns_gid(uint16_t lid, const uint8_t gid[16]);
+bool port_owns_gid(int dev, int port, const uint8_t gid[16]);
+// What a requester puts on the wire for an address vector: the destination port (its model LID,
+// 0: nowhere), the GRH's presence, traffic class and service level. `syndrome` is non-zero when
+// the WQE must complete in error without leaving (a GRH-requiring port given none).
+struct WireAddress {
+  uint16_t lid = 0;
+  bool grh = false;
+  uint8_t tclass = 0, sl = 0;
+  uint8_t syndrome = 0;
+  uint8_t dgid[16] = {};  // with a GRH: the destination GID, which the port must own
+};
+// Whether a packet with this address reaches the port whose directory entry is `e`.
+bool reaches(const WireAddress& w, const QpnEntry& e);
+// `extended`: the 48-byte vector (else the compact 16 bytes, which has no GRH).
+WireAddress wire_address(const mlx5_wqe_av& av, bool extended);
+// The same for a connected QP's address (ibv_qp_attr.ah_attr, set at RTR).
+WireAddress wire_address(const ibv_ah_attr& ah);
+// SOFTHCA_STATS: packets sent per traffic class and service level.
+void count_wire(const WireAddress& w, uint32_t packets = 1);
+std::string wire_stats();
 uint32_t next_mr_key();  // lkey = rkey of a new MR: random start per process, then sequential
 // Affiliated async events (async_events.cc). responder_error: an RC responder detected a remote
 // access error or invalid request: QP to ERR, flushed, event raised (QP lock held).

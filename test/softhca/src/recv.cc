@@ -168,7 +168,7 @@ bool Hca::try_direct_send(Qp* qp, const DirectSend& d, const std::vector<uint8_t
         !e.accepting || e.type != d.type)
       break;
     if (ud) {
-      if (e.qkey != d.qkey || (d.grh && memcmp(e.gid, d.dgid, 16) != 0)) break;
+      if (e.qkey != d.qkey || (d.grh && !(roce() ? port_owns_gid(e.lid, d.dgid) : memcmp(e.gid, d.dgid, 16) == 0))) break;
     } else if (e.port_lid != d.dlid ||
                (d.type == 0xdc ? e.dc_key != d.dc_key : e.peer_qpn != qp->qpx.qp_base.qp_num)) {
       break;

@@ -629,14 +629,15 @@ int sh_query_port(ibv_context* c, uint8_t port, ibv_port_attr* a, size_t sz) {
   p.state = IBV_PORT_ACTIVE;
   p.max_mtu = IBV_MTU_4096;
   p.active_mtu = IBV_MTU_4096;
-  p.gid_tbl_len = 1;
+  p.gid_tbl_len = gid_table_len();
   p.port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_DEVICE_MGMT_SUP | IBV_PORT_VENDOR_CLASS_SUP;
   p.max_msg_sz = 1u << config().log_max_msg;  // as QUERY_HCA_CAP log_max_msg says
   p.bad_pkey_cntr = 0;
   p.qkey_viol_cntr = 0;
   p.pkey_tbl_len = 1;
-  p.lid = port_lid(ctx->dev->index, port);
-  p.sm_lid = 1;
+  // RoCE: no subnet manager, no LIDs (the model's routing LID stays inside the model).
+  p.lid = roce() ? 0 : port_lid(ctx->dev->index, port);
+  p.sm_lid = roce() ? 0 : 1;
   p.lmc = 0;
   p.max_vl_num = 4;
   p.sm_sl = 0;
@@ -645,8 +646,8 @@ int sh_query_port(ibv_context* c, uint8_t port, ibv_port_attr* a, size_t sz) {
   p.active_width = 2;   // 4X
   p.active_speed = 64;  // HDR
   p.phys_state = 5;     // LinkUp
-  p.link_layer = IBV_LINK_LAYER_INFINIBAND;
-  p.flags = 0;
+  p.link_layer = roce() ? IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
+  p.flags = config().link == Link::kIbGrh ? IBV_QPF_GRH_REQUIRED : 0;
   p.port_cap_flags2 = 0;
   memcpy(a, &p, std::min(sz, sizeof p));
   return 0;
@@ -817,14 +818,19 @@ int softhca_v11_ibv_query_port(ibv_context* c, uint8_t port, struct _compat_ibv_
 
 __asm__(".symver softhca_v11_ibv_query_gid, ibv_query_gid@@IBVERBS_1.1");
 int softhca_v11_ibv_query_gid(ibv_context* c, uint8_t port, int index, ibv_gid* gid) {
-  if (port < 1 || port > config().num_ports || index != 0) return -1;
-  port_gid(ctx_of(c)->dev->index, port, gid->raw);
-  return 0;
+  if (port < 1 || port > config().num_ports) return -1;
+  return port_gid_at(ctx_of(c)->dev->index, port, index, gid->raw) ? 0 : -1;
 }
 
+// rdma-core's (private) ibv_query_gid_type: its sysfs types, IBV_GID_TYPE_SYSFS_IB_ROCE_V1 (0,
+// also InfiniBand) and IBV_GID_TYPE_SYSFS_ROCE_V2 (1).
 int ibv_query_gid_type(ibv_context* c, uint8_t port, unsigned index, int* type) {
-  if (port < 1 || port > config().num_ports || index != 0 || !c) return -1;
-  *type = 0;  // IB/RoCE v1 GID
+  int t;
+  uint8_t gid[16];
+  if (port < 1 || port > config().num_ports || !c ||
+      !port_gid_at(ctx_of(c)->dev->index, port, int(index), gid, &t))
+    return -1;
+  *type = t == IBV_GID_TYPE_ROCE_V2 ? 1 : 0;
   return 0;
 }
 
@@ -832,13 +838,14 @@ int _ibv_query_gid_ex(ibv_context* c, uint32_t port, uint32_t index, ibv_gid_ent
                       uint32_t flags, size_t sz) {
   if (flags) return EINVAL;
   if (sz < sizeof *e) return EINVAL;
-  ibv_gid g;
-  if (ibv_query_gid(c, uint8_t(port), int(index), &g)) return ENODATA;
-  e->gid = g;
+  int type;
+  if (port < 1 || port > uint32_t(config().num_ports) ||
+      !port_gid_at(ctx_of(c)->dev->index, int(port), int(index), e->gid.raw, &type))
+    return ENODATA;
   e->gid_index = index;
   e->port_num = port;
-  e->gid_type = IBV_GID_TYPE_IB;
-  e->ndev_ifindex = 0;
+  e->gid_type = uint32_t(type);
+  e->ndev_ifindex = roce() ? 2 : 0;  // RoCE GIDs belong to a netdev (the model's: ifindex 2)
   return 0;
 }
 
@@ -846,8 +853,11 @@ ssize_t _ibv_query_gid_table(ibv_context* c, ibv_gid_entry* e, size_t max, uint3
                              size_t sz) {
   if (flags || sz < sizeof *e) return -EINVAL;
   size_t n = 0;
-  for (int p = 1; p <= config().num_ports && n < max; ++p)
-    if (_ibv_query_gid_ex(c, p, 0, &e[n], 0, sz) == 0) n++;
+  for (int p = 1; p <= config().num_ports; ++p)
+    for (int i = 0; i < gid_table_len(); ++i) {
+      if (n == max) return -EINVAL;  // as rdma-core: the table does not fit
+      if (_ibv_query_gid_ex(c, p, uint32_t(i), &e[n], 0, sz) == 0) n++;
+    }
   return ssize_t(n);
 }
 
@@ -1486,6 +1496,15 @@ int softhca_v11_ibv_query_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int, ibv_qp_init_a
 }
 
 __asm__(".symver softhca_v11_ibv_modify_qp, ibv_modify_qp@@IBVERBS_1.1");
+// A QP's address (IBV_QP_AV) as the kernel checks it: a RoCE port or one that requires a GRH
+// refuses an address without one, and the source GID index must exist on the port.
+bool address_acceptable(const Qp* qp, const ibv_ah_attr& ah) {
+  if (!ah.is_global) return !grh_required();
+  uint8_t sgid[16];
+  const int port = ah.port_num ? ah.port_num : qp->attr.port_num ? qp->attr.port_num : 1;
+  return port_gid_at(qp->ctx->dev->index, port, ah.grh.sgid_index, sgid);
+}
+
 int softhca_v11_ibv_modify_qp(ibv_qp* ibqp, ibv_qp_attr* a, int mask) {
   Qp* qp = qp_of(ibqp);
   Hca& h = Hca::get();
@@ -1507,6 +1526,7 @@ int softhca_v11_ibv_modify_qp(ibv_qp* ibqp, ibv_qp_attr* a, int mask) {
   if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > 16) return EINVAL;
   if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > 16) return EINVAL;
   if ((mask & IBV_QP_AV) && a->ah_attr.port_num && a->ah_attr.port_num > config().num_ports) return EINVAL;
+  if ((mask & IBV_QP_AV) && !address_acceptable(qp, a->ah_attr)) return EINVAL;
   ibv_qp_attr& s = qp->attr;
   if (mask & IBV_QP_PORT) s.port_num = a->port_num;
   if (mask & IBV_QP_PKEY_INDEX) s.pkey_index = a->pkey_index;
@@ -1572,8 +1592,16 @@ int softhca_v11_ibv_destroy_qp(ibv_qp* ibqp) {
 }
 
 __asm__(".symver softhca_v11_ibv_create_ah, ibv_create_ah@@IBVERBS_1.1");
+// As rdma-core's mlx5 provider: a RoCE port or one that requires a GRH refuses an address
+// without one (EINVAL); the source GID index must exist; the vector is built as the provider
+// builds it (RoCE: GRH bit reserved and clear, rlid the UDP source port, priority in bits 1-3 of
+// stat_rate_sl, the MAC the kernel resolves from the destination GID).
 ibv_ah* softhca_v11_ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
-  if (attr->port_num < 1 || attr->port_num > config().num_ports || (!attr->dlid && !attr->is_global)) {
+  uint8_t sgid[16];
+  if (attr->port_num < 1 || attr->port_num > config().num_ports ||
+      (!attr->is_global && (grh_required() || !attr->dlid)) ||
+      (attr->is_global &&
+       !port_gid_at(ctx_of(pd->context)->dev->index, attr->port_num, attr->grh.sgid_index, sgid))) {
     errno = EINVAL;
     return nullptr;
   }
@@ -1582,11 +1610,18 @@ ibv_ah* softhca_v11_ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
   ah->ah.pd = pd;
   ah->ah.handle = Hca::get().next_obj++;
   ah->attr = *attr;
-  ah->av.rlid = be16(attr->dlid);
-  ah->av.stat_rate_sl = attr->sl & 0xf;
-  ah->av.fl_mlid = attr->src_path_bits & 0x7f;
+  if (roce()) {
+    ah->av.rlid = be16(uint16_t(0xc000 | (Hca::get().next_obj.load() & 0x3fff)));
+    ah->av.stat_rate_sl = uint8_t((attr->sl & 7) << 1);
+    port_mac(lid_of_gid(attr->grh.dgid.raw), ah->av.rmac);
+  } else {
+    ah->av.rlid = be16(attr->dlid);
+    ah->av.stat_rate_sl = attr->sl & 0xf;
+    ah->av.fl_mlid = attr->src_path_bits & 0x7f;
+  }
   if (attr->is_global) {
-    ah->av.grh_gid_fl = be32(1u << 30 | (attr->grh.flow_label & 0xfffff));
+    ah->av.grh_gid_fl = be32((roce() ? 0 : 1u << 30) | uint32_t(attr->grh.sgid_index) << 20 |
+                             (attr->grh.flow_label & 0xfffff));
     ah->av.hop_limit = attr->grh.hop_limit;
     ah->av.tclass = attr->grh.traffic_class;
     memcpy(ah->av.rgid, attr->grh.dgid.raw, 16);
