@@ -60,6 +60,15 @@ constexpr Variable kVariables[] = {
      "protocol version spoken to it; PMIx launchers are recognized by PMIX_NAMESPACE"},
     {"HOSHMEM_DEVICE", nullptr, "", "a device name, optionally with :port (e.g. mlx5_0:1)",
      "the RDMA device and port (default: the first active port of any device)"},
+    {"HOSHMEM_IB_GID_INDEX", nullptr, "auto", "auto or 0 to 255",
+     "the port's GID that sources every GRH (auto: RoCE the RoCE v2 GID of an IPv4 address, "
+     "else of a routable IPv6 one, else the link-local one; InfiniBand 0)"},
+    {"HOSHMEM_IB_TC", nullptr, "auto", "auto or 0 to 255",
+     "traffic class of every GRH (auto: RoCE the port's configured class if the driver shows "
+     "one, else 106, the class lossless RoCE setups reserve; InfiniBand 0)"},
+    {"HOSHMEM_IB_SL", nullptr, "auto", "auto or 0 to 15 (RoCE: 0 to 7)",
+     "service level of every queue pair and address (auto: RoCE 3, the priority lossless "
+     "setups give traffic class 106; InfiniBand 0)"},
     {"HOSHMEM_PES_PER_NODE", nullptr, "0", "0 (as the launcher says) or a PE count",
      "treat each k consecutive PEs as one node (1: every PE on its own node, reached over the "
      "network); for testing inter-node paths on one machine"},
@@ -167,6 +176,16 @@ Config load_config() {
   c.wait = choice_var("HOSHMEM_WAIT", {"auto", "spin", "yield", "sleep"});
   c.transport = choice_var("HOSHMEM_TRANSPORT", {"auto", "rc", "dc", "ud"});
   c.device = raw(variable("HOSHMEM_DEVICE"), &unused_source);  // checked when it is opened
+  auto auto_or = [](uint64_t hi) {
+    return [hi](const char *text) -> std::optional<int> {
+      if (strcmp(text, "auto") == 0) return -1;
+      auto v = parse_uint(text);
+      return v && *v <= hi ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
+    };
+  };
+  c.ib_gid_index = parsed_var("HOSHMEM_IB_GID_INDEX", auto_or(255));
+  c.ib_tc = parsed_var("HOSHMEM_IB_TC", auto_or(255));
+  c.ib_sl = parsed_var("HOSHMEM_IB_SL", auto_or(15));
   c.dci_count = parsed_var("HOSHMEM_DCI_COUNT", [](const char *text) {
     auto n = parse_uint(text);
     return n && *n >= 1 && *n <= 64 ? n : std::nullopt;

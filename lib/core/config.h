@@ -22,6 +22,9 @@ struct Config {
   uint64_t sleep_timeout_us;  // HOSHMEM_SLEEP_TIMEOUT_US (0: the wait policy's own)
   std::string put_copy;       // HOSHMEM_PUT_COPY: auto | avx512 | avx2 | sse2
   std::string device;         // HOSHMEM_DEVICE: name[:port], empty for the first active port
+  int ib_gid_index;           // HOSHMEM_IB_GID_INDEX (-1: auto)
+  int ib_tc;                  // HOSHMEM_IB_TC (-1: auto)
+  int ib_sl;                  // HOSHMEM_IB_SL (-1: auto)
   std::string transport;      // HOSHMEM_TRANSPORT: auto | rc | dc | ud
   uint64_t dci_count;         // HOSHMEM_DCI_COUNT: DC initiators per lane
   uint64_t pes_per_node;      // HOSHMEM_PES_PER_NODE (0: as the launcher places them)

@@ -247,7 +247,11 @@ bool rdma_probe(Bootstrap &boot, bool for_messages, std::string *why) {
             ":port (e.g. mlx5_0:1)", rt.config.device.c_str());
     auto hca = std::make_unique<Rdma>();
     hca->device = std::make_unique<ib::Device>();
-    if (!hca->device->open(*spec, why)) {
+    ib::Addressing addressing;
+    addressing.gid_index = rt.config.ib_gid_index;
+    addressing.traffic_class = rt.config.ib_tc;
+    addressing.service_level = rt.config.ib_sl;
+    if (!hca->device->open(*spec, why, addressing)) {
       if (!spec->name.empty() && why->empty()) *why = "no RDMA device";
     } else if (!hca->transport.init(
                    hca->device.get(), rt.me, rt.npes, rc_failed, why,

@@ -74,12 +74,7 @@ bool Target::open(const ib::Device &device, uint64_t key, std::string *why) {
   a.qp_state = IBV_QPS_RTR;
   a.path_mtu = device.port_attr().active_mtu;
   a.min_rnr_timer = 12;
-  a.ah_attr.port_num = device.port();
-  if (device.roce()) {
-    a.ah_attr.is_global = 1;
-    a.ah_attr.grh.sgid_index = static_cast<uint8_t>(device.gid_index());
-    a.ah_attr.grh.hop_limit = 64;
-  }
+  device.fill_address(&a.ah_attr, 0, ibv_gid{});  // a target has no peer: port, GRH, service level
   ok = ok && ibv_modify_qp(dct_, &a, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_MIN_RNR_TIMER |
                                          IBV_QP_AV) == 0;
   if (!ok) {
@@ -113,12 +108,7 @@ ibv_qp *create_initiator(const ib::Device &device, ibv_cq *cq, uint32_t depth,
   bool ok = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT) == 0;
   a.qp_state = IBV_QPS_RTR;
   a.path_mtu = path_mtu;
-  a.ah_attr.port_num = device.port();
-  if (device.roce()) {
-    a.ah_attr.is_global = 1;
-    a.ah_attr.grh.sgid_index = static_cast<uint8_t>(device.gid_index());
-    a.ah_attr.grh.hop_limit = 64;
-  }
+  device.fill_address(&a.ah_attr, 0, ibv_gid{});  // each WQE's address vector names the peer
   ok = ok && ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_AV) == 0;
   a.qp_state = IBV_QPS_RTS;
   a.sq_psn = 0;
@@ -142,7 +132,7 @@ ibv_qp *create_initiator(const ib::Device &device, ibv_cq *cq, uint32_t depth,
 bool Addresses::init(const ib::Device &device, uint64_t key, size_t peers, std::string *why) {
   device_ = &device;
   key_ = key;
-  global_ = device.roce();
+  global_ = device.needs_grh();
   peers_.assign(peers, Peer{});
   if (global_) {
     gids_.assign(peers, ibv_gid{});
@@ -150,11 +140,12 @@ bool Addresses::init(const ib::Device &device, uint64_t key, size_t peers, std::
     vectors_.assign(peers, nullptr);
     return true;
   }
-  // The fields every vector shares: the DC key, service level 0 at the port's rate, no source
-  // path bits, no GRH (what rdma-core's address handle for a LID on this port holds).
+  // The fields every vector shares: the DC key, the service level at the port's rate, no
+  // source path bits, no GRH (what rdma-core's address handle for a LID on this port holds).
   compact_ = device.atomics().compact_av;
   fixed_ = mlx5_wqe_av{};
   fixed_.key.dc_key = htobe64(key);
+  fixed_.stat_rate_sl = device.service_level() & 0xf;
   (void)why;
   return true;
 }

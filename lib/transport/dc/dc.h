@@ -9,9 +9,10 @@
 //
 // What a PE needs to reach a peer is its DCT number and port address. On InfiniBand the WQE's
 // address vector is built from them: the 16-byte compact form where the device advertises it
-// (QUERY_HCA_CAP compact_address_vector), else the whole 48 bytes with no GRH. With a GRH (RoCE)
-// it is copied from an address handle made for the peer on first use (its destination MAC is
-// resolved by the kernel), as rdma-core's mlx5dv_wr_set_dc_addr does.
+// (QUERY_HCA_CAP compact_address_vector), else the whole 48 bytes with no GRH. Where every
+// packet needs a GRH (RoCE; an InfiniBand port that requires one) it is copied from an address
+// handle made for the peer on first use (on RoCE the kernel resolves its destination MAC), as
+// rdma-core's mlx5dv_wr_set_dc_addr does.
 #pragma once
 
 #include <infiniband/mlx5dv.h>
@@ -87,7 +88,7 @@ class Addresses {
     uint16_t lid;
   };
   const ib::Device *device_ = nullptr;
-  bool global_ = false;   // GRH in every vector (RoCE): copied from address handles
+  bool global_ = false;   // GRH in every vector: copied from address handles
   bool compact_ = false;  // 16-byte vectors
   mlx5_wqe_av fixed_{};   // what every InfiniBand vector holds: the key, rate, SL, no GRH
   std::vector<Peer> peers_;

@@ -4,6 +4,7 @@
 #include <endian.h>
 #include <infiniband/mlx5dv.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -91,7 +92,7 @@ Device::~Device() {
   if (ctx_) ibv_close_device(ctx_);
 }
 
-bool Device::open(const DeviceSpec &spec, std::string *why) {
+bool Device::open(const DeviceSpec &spec, std::string *why, const Addressing &addressing) {
   int count = 0;
   ibv_device **list = ibv_get_device_list(&count);
   if (!list || count == 0) {  // ENOSYS: a kernel without RDMA; no devices either way
@@ -131,6 +132,9 @@ bool Device::open(const DeviceSpec &spec, std::string *why) {
         if (spec.port) *why = spec.name + " port " + std::to_string(p) + " is not active";
         continue;
       }
+      // A port without a usable GID (a RoCE port with no RoCE v2 GID yet) is passed over for
+      // the next one; the reason stays for the error if none is left.
+      if (!choose_gid(ctx, static_cast<uint8_t>(p), pa, addressing.gid_index, why)) continue;
       ctx_ = ctx;
       name_ = name;
       port_ = static_cast<uint8_t>(p);
@@ -152,32 +156,11 @@ bool Device::open(const DeviceSpec &spec, std::string *why) {
                                : "no device named " + spec.name + " (devices: " + names + ")";
     return false;
   }
-  // RoCE: a RoCE v2 GID (routable over IP); InfiniBand: the LID suffices within a subnet.
-  // A port has one v2 GID per IP address of its netdev, the IPv6 link-local (fe80::) one usually
-  // first. Between hosts the IPv4 one (::ffff:a.b.c.d) is the address the network is set up to
-  // route, so it is preferred when the port has one, then a routable IPv6 GID, then fe80::.
-  if (roce()) {
-    int best = 3;  // rank of the chosen GID: 0 IPv4-mapped, 1 other IPv6, 2 link-local
-    for (int i = 0; i < port_attr_.gid_tbl_len && best > 0; ++i) {
-      ibv_gid_entry entry{};
-      if (ibv_query_gid_ex(ctx_, port_, static_cast<uint32_t>(i), &entry, 0) != 0) continue;
-      if (entry.gid_type != IBV_GID_TYPE_ROCE_V2) continue;
-      const uint8_t *raw = entry.gid.raw;
-      static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-      const int rank = memcmp(raw, v4_mapped, sizeof v4_mapped) == 0 ? 0
-                       : raw[0] == 0xfe && (raw[1] & 0xc0) == 0x80 ? 2
-                                                                   : 1;
-      if (rank >= best) continue;
-      best = rank;
-      gid_index_ = i;
-      gid_ = entry.gid;
-    }
-    if (gid_index_ < 0) {
-      *why = name_ + " port " + std::to_string(port_) + " is RoCE but has no RoCE v2 GID";
-      return false;
-    }
-  } else if (ibv_query_gid(ctx_, port_, 0, &gid_) != 0) {
-    memset(&gid_, 0, sizeof gid_);
+  why->clear();
+  choose_traffic(addressing);
+  if (roce() && service_level_ > 7) {
+    *why = "HOSHMEM_IB_SL=" + std::to_string(service_level_) + " is not a RoCE priority (0 to 7)";
+    return false;
   }
   pd_ = ibv_alloc_pd(ctx_);
   if (!pd_) {
@@ -186,6 +169,92 @@ bool Device::open(const DeviceSpec &spec, std::string *why) {
   }
   if (!(mlx5_ && read_caps_devx())) read_caps_verbs();
   return true;
+}
+
+// RoCE: a RoCE v2 GID (routable over IP). A port has one v2 GID per IP address of its netdev, the
+// IPv6 link-local (fe80::) one usually first. Between hosts the IPv4 one (::ffff:a.b.c.d) is the
+// address the network is set up to route, so it is preferred when the port has one, then a
+// routable IPv6 GID, then fe80::. InfiniBand: GID 0 (the port GUID's), used only in a GRH.
+bool Device::choose_gid(ibv_context *ctx, uint8_t port, const ibv_port_attr &attr, int wanted,
+                        std::string *why) {
+  const std::string where = std::string(ibv_get_device_name(ctx->device)) + " port " +
+                            std::to_string(port);
+  if (wanted >= 0) {
+    ibv_gid_entry entry{};
+    if (wanted >= attr.gid_tbl_len ||
+        ibv_query_gid_ex(ctx, port, static_cast<uint32_t>(wanted), &entry, 0) != 0) {
+      *why = where + " has no GID at HOSHMEM_IB_GID_INDEX=" + std::to_string(wanted) +
+             " (its table has " + std::to_string(attr.gid_tbl_len) + " entries)";
+      return false;
+    }
+    gid_index_ = wanted;
+    gid_ = entry.gid;
+    return true;
+  }
+  if (attr.link_layer != IBV_LINK_LAYER_ETHERNET) {
+    gid_index_ = 0;
+    if (ibv_query_gid(ctx, port, 0, &gid_) != 0) memset(&gid_, 0, sizeof gid_);
+    return true;
+  }
+  int best = 3;  // rank of the chosen GID: 0 IPv4-mapped, 1 other IPv6, 2 link-local
+  for (int i = 0; i < attr.gid_tbl_len && best > 0; ++i) {
+    ibv_gid_entry entry{};
+    if (ibv_query_gid_ex(ctx, port, static_cast<uint32_t>(i), &entry, 0) != 0) continue;
+    if (entry.gid_type != IBV_GID_TYPE_ROCE_V2) continue;
+    const uint8_t *raw = entry.gid.raw;
+    static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    const int rank = memcmp(raw, v4_mapped, sizeof v4_mapped) == 0 ? 0
+                     : raw[0] == 0xfe && (raw[1] & 0xc0) == 0x80 ? 2
+                                                                 : 1;
+    if (rank >= best) continue;
+    best = rank;
+    gid_index_ = i;
+    gid_ = entry.gid;
+  }
+  if (best == 3) *why = where + " is RoCE but has no RoCE v2 GID";
+  return best < 3;
+}
+
+// RoCE: the traffic class the port is configured with (mlx5 shows it in sysfs as
+// "Global tclass=N" once an administrator set one), else 106 (DSCP 26 with ECN capable: the
+// class lossless RoCE setups reserve, with priority 3). InfiniBand: 0 and service level 0, the
+// subnet's defaults. HOSHMEM_IB_TC and HOSHMEM_IB_SL override both.
+void Device::choose_traffic(const Addressing &addressing) {
+  int tc = roce() ? 106 : 0;
+  traffic_source_ = "default";
+  if (addressing.traffic_class >= 0) {
+    tc = addressing.traffic_class;
+    traffic_source_ = "HOSHMEM_IB_TC";
+  } else if (roce()) {
+    const std::string path = std::string("/sys/class/infiniband/") + name_ + "/tc/" +
+                             std::to_string(port_) + "/traffic_class";
+    if (FILE *f = fopen(path.c_str(), "r")) {
+      char line[128] = "";
+      const char *at = fgets(line, sizeof line, f) ? strstr(line, "tclass=") : nullptr;
+      if (at && isdigit(static_cast<unsigned char>(at[7]))) {
+        const long v = strtol(at + 7, nullptr, 10);
+        if (v >= 0 && v <= 255) tc = static_cast<int>(v), traffic_source_ = "the port's";
+      }
+      fclose(f);
+    }
+  }
+  traffic_class_ = static_cast<uint8_t>(tc);
+  service_level_ = static_cast<uint8_t>(addressing.service_level >= 0 ? addressing.service_level
+                                        : roce()                       ? 3
+                                                                       : 0);
+}
+
+void Device::fill_address(ibv_ah_attr *attr, uint16_t lid, const ibv_gid &gid) const {
+  attr->dlid = lid;
+  attr->port_num = port_;
+  attr->sl = service_level_;
+  if (needs_grh()) {
+    attr->is_global = 1;
+    attr->grh.dgid = gid;
+    attr->grh.sgid_index = static_cast<uint8_t>(gid_index_);
+    attr->grh.hop_limit = 64;
+    attr->grh.traffic_class = traffic_class_;
+  }
 }
 
 bool Device::read_caps_devx() {
@@ -231,14 +300,7 @@ void Device::read_caps_verbs() {
 
 ibv_ah *Device::create_ah(uint16_t lid, const ibv_gid &gid) const {
   ibv_ah_attr attr{};
-  attr.dlid = lid;
-  attr.port_num = port_;
-  if (roce()) {
-    attr.is_global = 1;
-    attr.grh.dgid = gid;
-    attr.grh.sgid_index = static_cast<uint8_t>(gid_index_);
-    attr.grh.hop_limit = 64;
-  }
+  fill_address(&attr, lid, gid);
   return ibv_create_ah(pd_, &attr);
 }
 
@@ -285,10 +347,18 @@ ibv_ah *AddressHandles::get(int peer, uint16_t lid, const ibv_gid &gid) {
 }
 
 std::string Device::describe() const {
-  char gid[64] = "";
-  if (roce()) snprintf(gid, sizeof gid, ", RoCE v2 GID index %d", gid_index_);
+  char address[160];
+  if (roce())
+    snprintf(address, sizeof address, "RoCE v2 GID index %d", gid_index_);
+  else
+    snprintf(address, sizeof address, "LID %u%s", port_attr_.lid,
+             needs_grh() ? (", GRH required: GID index " + std::to_string(gid_index_)).c_str()
+                         : "");
+  char traffic[96];
+  snprintf(traffic, sizeof traffic, "traffic class %u (%s), service level %u", traffic_class_,
+           traffic_source_.c_str(), service_level_);
   std::string s = name_ + ":" + std::to_string(port_) + " (" + link_name(port_attr_.link_layer) +
-                  ", LID " + std::to_string(port_attr_.lid) + gid + "); atomics: ";
+                  ", " + address + "; " + traffic + "); atomics: ";
   if (!caps_.standard) return s + "none";
   s += caps_.masked ? "standard and masked (" + size_list(caps_.masked_sizes_rc) + " bytes over RC, " +
                           size_list(caps_.masked_sizes_dc) + " over DC)"

@@ -40,6 +40,13 @@ struct DeviceSpec {
 };
 std::optional<DeviceSpec> parse_device_spec(const char *text);
 
+// How packets are addressed (HOSHMEM_IB_GID_INDEX, HOSHMEM_IB_TC, HOSHMEM_IB_SL); -1: the default.
+struct Addressing {
+  int gid_index = -1;      // RoCE: the best RoCE v2 GID; InfiniBand: 0
+  int traffic_class = -1;  // the port's configured one if the system shows it, else RoCE 106, IB 0
+  int service_level = -1;  // RoCE 3 (the priority lossless setups give traffic class 106), IB 0
+};
+
 class Device {
  public:
   Device() = default;
@@ -49,7 +56,7 @@ class Device {
 
   // Opens the device and port `spec` names (default: the first active port of any device).
   // False with *why set when there is none; *why is empty when the machine has no RDMA device.
-  bool open(const DeviceSpec &spec, std::string *why);
+  bool open(const DeviceSpec &spec, std::string *why, const Addressing &addressing = {});
 
   ibv_context *context() const { return ctx_; }
   ibv_pd *pd() const { return pd_; }
@@ -57,8 +64,19 @@ class Device {
   uint8_t port() const { return port_; }
   const ibv_port_attr &port_attr() const { return port_attr_; }
   bool roce() const { return port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET; }
-  int gid_index() const { return gid_index_; }  // RoCE: the RoCE v2 GID's index; IB: -1
+  // Every address needs a GRH: RoCE, or an InfiniBand port that requires one (IBV_QPF_GRH_REQUIRED:
+  // an SR-IOV virtual function sharing its physical function's LID).
+  bool needs_grh() const {
+    return roce() || (port_attr_.flags & IBV_QPF_GRH_REQUIRED) != 0;
+  }
+  int gid_index() const { return gid_index_; }  // the source GID of every GRH
   const ibv_gid &gid() const { return gid_; }
+  uint8_t traffic_class() const { return traffic_class_; }
+  uint8_t service_level() const { return service_level_; }
+  // The address of the port at `lid` / `gid` as this port reaches it: LID, service level, and
+  // where needed a GRH from this port's GID with the traffic class. For a QP's RTR (a DC target
+  // or initiator has no peer: lid 0, a zero GID) and for address handles.
+  void fill_address(ibv_ah_attr *attr, uint16_t lid, const ibv_gid &gid) const;
   bool mlx5() const { return mlx5_; }
   const AtomicCaps &atomics() const { return caps_; }
   // The transport posts through plain verbs (HOSHMEM_RC_VERBS=1 on an mlx5 device): only the
@@ -88,6 +106,11 @@ class Device {
  private:
   bool read_caps_devx();
   void read_caps_verbs();
+  // The source GID (and its index) of port `port` on `ctx`; false with *why set if it has none
+  // that fits (a RoCE port without a RoCE v2 GID, a HOSHMEM_IB_GID_INDEX it does not have).
+  bool choose_gid(ibv_context *ctx, uint8_t port, const ibv_port_attr &attr, int wanted,
+                  std::string *why);
+  void choose_traffic(const Addressing &addressing);
 
   ibv_context *ctx_ = nullptr;
   ibv_pd *pd_ = nullptr;
@@ -96,6 +119,8 @@ class Device {
   ibv_port_attr port_attr_{};
   int gid_index_ = -1;
   ibv_gid gid_{};
+  uint8_t traffic_class_ = 0, service_level_ = 0;
+  std::string traffic_source_;  // where the traffic class came from (SHMEM_INFO)
   bool mlx5_ = false;
   AtomicCaps caps_;
 };

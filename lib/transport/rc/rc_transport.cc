@@ -3,7 +3,9 @@
 #include "lib/transport/rc/rc_transport.h"
 
 #include <infiniband/mlx5dv.h>
+#include <poll.h>
 #include <sched.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,7 +39,7 @@ constexpr size_t kPage = 4096;
 constexpr auto kConnectTimeout = std::chrono::seconds(10);
 constexpr auto kRequestResend = std::chrono::milliseconds(50);
 
-enum CmType : uint8_t { kRequest = 1, kReply = 2, kStop = 3 };
+enum CmType : uint8_t { kRequest = 1, kReply = 2 };
 
 // A connection manager datagram (host order: both ends run this code on the same architecture
 // family; the fields are still fixed-width and packed).
@@ -169,7 +171,10 @@ bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error
 
   // The connection manager: a UD QP whose CQ wakes the connection thread through a channel.
   cm_channel_ = ibv_create_comp_channel(ctx);
-  cm_cq_ = cm_channel_ ? ibv_create_cq(ctx, 2 * kCmSlots, nullptr, cm_channel_, 0) : nullptr;
+  cm_wake_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  cm_cq_ = cm_channel_ && cm_wake_ >= 0
+               ? ibv_create_cq(ctx, 2 * kCmSlots, nullptr, cm_channel_, 0)
+               : nullptr;
   cm_qp_ = cm_cq_ ? dev_->create_ud_qp(cm_cq_, cm_cq_, kCmSlots, kCmQkey, sizeof(CmMessage))
                   : nullptr;
   if (!cm_qp_) {
@@ -185,7 +190,7 @@ bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error
     return false;
   }
   for (unsigned slot = 0; slot < kCmSlots; ++slot) post_cm_receive(slot);
-  peers_[static_cast<size_t>(me_)] = address();  // the stop message goes to ourselves
+  peers_[static_cast<size_t>(me_)] = address();
   if (ibv_req_notify_cq(cm_cq_, 0) != 0) {
     *why = "cannot arm the connection manager's CQ";
     return false;
@@ -369,10 +374,13 @@ void Transport::stop_cm() {
     {
       std::lock_guard<std::mutex> lock(cm_mutex_);
       stopping_ = true;
-      send_cm(me_, kStop, 0, 0, 0);
     }
+    const uint64_t one = 1;
+    if (write(cm_wake_, &one, sizeof one) != sizeof one) abort();  // cannot fail: never full
     cm_thread_.join();
   }
+  if (cm_wake_ >= 0) close(cm_wake_);
+  cm_wake_ = -1;
   if (cm_qp_) ibv_destroy_qp(cm_qp_);
   if (cm_mr_) ibv_dereg_mr(cm_mr_);
   if (cm_cq_) ibv_destroy_cq(cm_cq_);
@@ -673,9 +681,11 @@ void Transport::cm_loop() {
       std::lock_guard<std::mutex> lock(cm_mutex_);
       if (stopping_) return;
     }
-    // Asleep until a datagram arrives: arm, look once more, then wait for the event.
+    // Asleep until a datagram arrives or stop_cm wakes it: arm, look once more, then wait.
     ibv_req_notify_cq(cm_cq_, 0);
     if (drain_cm()) continue;
+    pollfd fds[2] = {{cm_channel_->fd, POLLIN, 0}, {cm_wake_, POLLIN, 0}};
+    if (poll(fds, 2, -1) <= 0 || !(fds[0].revents & POLLIN)) continue;
     ibv_cq *cq = nullptr;
     void *unused = nullptr;
     if (ibv_get_cq_event(cm_channel_, &cq, &unused) == 0) ibv_ack_cq_events(cq, 1);
@@ -687,7 +697,7 @@ void Transport::handle_cm(const uint8_t *bytes) {
   memcpy(&m, bytes, sizeof m);
   if (m.magic != kCmMagic || m.pe < 0 || m.pe >= npes_ || m.lane >= kMaxLanes) return;
   std::lock_guard<std::mutex> lock(cm_mutex_);
-  if (m.type == kStop || stopping_ || !lanes_[0]) return;
+  if (stopping_ || !lanes_[0]) return;
   PeerAddress &peer = peers_[static_cast<size_t>(m.pe)];
   peer.lid = m.lid;
   memcpy(peer.gid.raw, m.gid, 16);
@@ -803,14 +813,7 @@ bool Transport::connect_qp(ibv_qp *qp, uint32_t remote_qpn, const PeerAddress &p
   attr.rq_psn = 0;
   attr.max_dest_rd_atomic = kInitiatorDepth;
   attr.min_rnr_timer = 12;
-  attr.ah_attr.dlid = peer.lid;
-  attr.ah_attr.port_num = dev_->port();
-  if (dev_->roce()) {
-    attr.ah_attr.is_global = 1;
-    attr.ah_attr.grh.dgid = peer.gid;
-    attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(dev_->gid_index());
-    attr.ah_attr.grh.hop_limit = 64;
-  }
+  dev_->fill_address(&attr.ah_attr, peer.lid, peer.gid);
   if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                                    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
                                    IBV_QP_MIN_RNR_TIMER) != 0)
