@@ -19,6 +19,7 @@ def shmem_test(
         across_nodes = None,
         huge_pages = None,
         launcher = "oshrun",
+        links = False,
         tags = []):
     """Builds `name` (cc_binary linked with //lib:hoshmem) and one sh_test `name_np<N>` per N.
 
@@ -49,6 +50,12 @@ def shmem_test(
                      `name_sw_k2_np4`, tagged "across_nodes_sw", unless `env` asks for all-HW;
                      and in all-HW mode over DC (HOSHMEM_TRANSPORT=dc) at the largest of those
                      sizes: `name_dc_k1_np4` and `name_dc_k2_np4`, tagged "across_nodes_dc"
+      links:         also run it across nodes on the model's other link personalities
+                     (SOFTHCA_LINK): RoCE and an InfiniBand port that requires a GRH, each over
+                     rc, dc and ud (all-SW), 4 PEs, 1 or 2 per node so that every transport sees
+                     both: `name_roce_k2_np4`, `name_roce_dc_k1_np4`, `name_roce_sw_k2_np4`,
+                     `name_ib_grh_k1_np4`, `name_ib_grh_dc_k2_np4`, `name_ib_grh_sw_k1_np4`;
+                     tagged "links"
     """
     if across_nodes == None:
         across_nodes = binary == None
@@ -97,6 +104,33 @@ def shmem_test(
                     timeout_s,
                     tags + [tag],
                 )
+
+    if links:
+        for link, suffix, atomics, transport, k in [
+            ("roce", "", "hw", "rc", 2),
+            ("roce", "_dc", "hw", "dc", 1),
+            ("roce", "_sw", "sw", "ud", 2),
+            ("ib-grh", "", "hw", "rc", 1),
+            ("ib-grh", "_dc", "hw", "dc", 2),
+            ("ib-grh", "_sw", "sw", "ud", 1),
+        ]:
+            if atomics == "sw" and env.get("HOSHMEM_ATOMICS", "sw") == "hw":
+                continue
+            _runs(
+                "%s_%s%s_k%d" % (name, link.replace("-", "_"), suffix, k),
+                binary,
+                [4],
+                dict(env, HOSHMEM_ATOMICS = atomics, HOSHMEM_TRANSPORT = transport,
+                     HOSHMEM_PES_PER_NODE = str(k), SOFTHCA_LINK = link),
+                status,
+                expect_stderr,
+                expect_output,
+                checks,
+                requires_cpu,
+                True,
+                timeout_s,
+                tags + ["links"],
+            )
 
 def _runs(name, binary, nps, env, status, expect_stderr, expect_output, checks,
           requires_cpu, softhca, timeout_s, tags):
