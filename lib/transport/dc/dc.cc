@@ -69,17 +69,24 @@ bool Target::open(const ib::Device &device, uint64_t key, std::string *why) {
   a.qp_state = IBV_QPS_INIT;
   a.port_num = device.port();
   a.qp_access_flags = kRemoteAccess;
-  bool ok = ibv_modify_qp(dct_, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-                                        IBV_QP_ACCESS_FLAGS) == 0;
+  if (ibv_modify_qp(dct_, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                  IBV_QP_ACCESS_FLAGS) != 0) {
+    *why = std::string("cannot initialize the DC target: ") + strerror(errno);
+    close();
+    return false;
+  }
+  return true;
+}
+
+bool Target::start(const ib::Device &device, ibv_mtu path_mtu, std::string *why) {
+  ibv_qp_attr a{};
   a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = device.port_attr().active_mtu;
+  a.path_mtu = path_mtu;
   a.min_rnr_timer = 12;
   device.fill_address(&a.ah_attr, 0, ibv_gid{});  // a target has no peer: port, GRH, service level
-  ok = ok && ibv_modify_qp(dct_, &a, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_MIN_RNR_TIMER |
-                                         IBV_QP_AV) == 0;
-  if (!ok) {
+  if (ibv_modify_qp(dct_, &a, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_MIN_RNR_TIMER |
+                                  IBV_QP_AV) != 0) {
     *why = std::string("cannot bring the DC target up: ") + strerror(errno);
-    close();
     return false;
   }
   return true;

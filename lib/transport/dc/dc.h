@@ -43,7 +43,12 @@ class Target {
   Target(const Target &) = delete;
   Target &operator=(const Target &) = delete;
   ~Target() { close(); }
+  // Creates the target (in INIT: its number can be published) ...
   bool open(const ib::Device &device, uint64_t key, std::string *why);
+  // ... and starts it once the job's smallest port MTU is known: its responses (read data) are
+  // packets of `path_mtu`, which every initiator's port must take. Before the job exchanges
+  // memory keys, so no peer reaches it earlier.
+  bool start(const ib::Device &device, ibv_mtu path_mtu, std::string *why);
   void close();
   uint32_t number() const { return dct_ ? dct_->qp_num : 0; }
 

@@ -228,6 +228,7 @@ bool Transport::use_dc(unsigned dcis, std::string *why) {
     }
     if (peer.mtu) dc_path_mtu_ = std::min(dc_path_mtu_, static_cast<ibv_mtu>(peer.mtu));
   }
+  if (!dct_->start(*dev_, dc_path_mtu_, why)) return false;
   stop_cm();  // nothing to connect
   dc_ = true;
   dci_count_ = dcis;

@@ -21,7 +21,7 @@ namespace softhca {
 
 namespace {
 constexpr uint32_t kMagic = 0x53484341;  // "SHCA"
-constexpr uint32_t kVersion = 8;
+constexpr uint32_t kVersion = 9;
 
 void init_robust(pthread_mutex_t* m) {
   pthread_mutexattr_t a;
@@ -427,6 +427,7 @@ bool Fabric::lookup_qpn(uint32_t qpn, QpnEntry* out) {
   out->lid = e.lid;
   out->type = e.type;
   memcpy(out->gid, e.gid, 16);  // the port's: fixed for the QP's life (a GRH must name it)
+  out->path_mtu = e.path_mtu;
   return true;
 }
 

@@ -118,6 +118,7 @@ struct QpnEntry {
   uint32_t rcqn, srqn;
   uint32_t qkey;
   uint8_t scatter_resp;  // receives of up to half a CQE land in the CQE (scatter-to-CQE)
+  uint8_t path_mtu;      // ibv_mtu of its responses (RC, DCT)
   uint8_t gid[16];       // the port's GID (UD: a GRH must name it)
   uint64_t rq_buf, rq_dbrec;
 };

@@ -40,6 +40,19 @@ Config load_config() {
   Config c;
   c.num_devices = int(env_knob("SOFTHCA_NUM_DEVICES", 1, 0, 8));
   c.num_ports = int(env_knob("SOFTHCA_NUM_PORTS", 1, 1, 2));
+  // SOFTHCA_PORT_MTU=bytes (256..4096): the ports' MTU; with SOFTHCA_PORT_MTU_RANK=R only the
+  // launcher's rank R gets it (a host with a smaller link MTU in the job).
+  if (long mtu = env_knob("SOFTHCA_PORT_MTU", 4096, 256, 4096); mtu != 4096) {
+    if (mtu & (mtu - 1)) {
+      fprintf(stderr, "softhca: SOFTHCA_PORT_MTU=%ld rejected: accepted values are 256, 512, 1024, 2048, 4096\n", mtu);
+      exit(1);
+    }
+    c.port_mtu = ibv_mtu(__builtin_ctzl(uint64_t(mtu)) - 7);  // 256 -> IBV_MTU_256 (1)
+    if (long only = env_knob("SOFTHCA_PORT_MTU_RANK", -1, -1, 1 << 30); only >= 0) {
+      const char* r = getenv("PMIX_RANK") ? getenv("PMIX_RANK") : getenv("PMI_RANK");
+      if (!r || atol(r) != only) c.port_mtu = IBV_MTU_4096;
+    }
+  }
   if (const char* l = getenv("SOFTHCA_LINK"); l && *l) {
     if (!strcmp(l, "ib")) c.link = Link::kIb;
     else if (!strcmp(l, "ib-grh")) c.link = Link::kIbGrh;
@@ -289,6 +302,7 @@ void Hca::publish_qp(Qp* qp) {
   e.srqn = qp->srq ? qp->srq->srqn : 0;
   e.qkey = qp->attr.qkey;
   e.scatter_resp = qp->scatter_resp;
+  e.path_mtu = uint8_t(qp->attr.path_mtu);
   port_gid(qp->ctx->dev->index, qp->attr.port_num ? qp->attr.port_num : 1, e.gid);
   fab_.unlock_direct(node);
 }
@@ -975,6 +989,11 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
   QpnEntry e;
   bool routable = f.lookup_qpn(m.dst_qpn, &e) && reaches(wire, e) &&
                   (dci ? e.type == 0xdc : e.type == IBV_QPT_RC);
+  // A read's response comes in packets of the responder's path MTU: a port with a smaller MTU
+  // drops every one of them, and the requester runs into its retry limit.
+  if (routable && opcode == MLX5_OPCODE_RDMA_READ && e.path_mtu > config().port_mtu &&
+      total > (128u << config().port_mtu))
+    return fail(MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
   const bool is_send = opcode == MLX5_OPCODE_SEND || opcode == MLX5_OPCODE_SEND_IMM;
   if (routable && is_send) {
     DirectSend d{e.node, e.gen, m.dst_qpn, uint8_t(dci ? 0xdc : IBV_QPT_RC), m.dlid, slid,

@@ -627,8 +627,8 @@ int sh_query_port(ibv_context* c, uint8_t port, ibv_port_attr* a, size_t sz) {
   if (port < 1 || port > config().num_ports) return EINVAL;
   ibv_port_attr p{};
   p.state = IBV_PORT_ACTIVE;
-  p.max_mtu = IBV_MTU_4096;
-  p.active_mtu = IBV_MTU_4096;
+  p.max_mtu = config().port_mtu;
+  p.active_mtu = config().port_mtu;
   p.gid_tbl_len = gid_table_len();
   p.port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_DEVICE_MGMT_SUP | IBV_PORT_VENDOR_CLASS_SUP;
   p.max_msg_sz = 1u << config().log_max_msg;  // as QUERY_HCA_CAP log_max_msg says
