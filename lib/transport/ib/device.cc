@@ -136,6 +136,8 @@ bool Device::open(const DeviceSpec &spec, std::string *why, const Addressing &ad
       // the next one; the reason stays for the error if none is left.
       if (!choose_gid(ctx, static_cast<uint8_t>(p), pa, addressing.gid_index, why)) continue;
       ctx_ = ctx;
+      max_rd_atomic_ = static_cast<unsigned>(attr.max_qp_init_rd_atom);
+      max_dest_rd_atomic_ = static_cast<unsigned>(attr.max_qp_rd_atom);
       name_ = name;
       port_ = static_cast<uint8_t>(p);
       port_attr_ = pa;

@@ -71,6 +71,10 @@ class Device {
   }
   int gid_index() const { return gid_index_; }  // the source GID of every GRH
   const ibv_gid &gid() const { return gid_; }
+  // Reads and atomics a QP may have in flight (max_qp_init_rd_atom) and may take from a peer as
+  // responder (max_qp_rd_atom): what the device allows.
+  unsigned max_rd_atomic() const { return max_rd_atomic_; }
+  unsigned max_dest_rd_atomic() const { return max_dest_rd_atomic_; }
   uint8_t traffic_class() const { return traffic_class_; }
   uint8_t service_level() const { return service_level_; }
   // The address of the port at `lid` / `gid` as this port reaches it: LID, service level, and
@@ -120,6 +124,7 @@ class Device {
   int gid_index_ = -1;
   ibv_gid gid_{};
   uint8_t traffic_class_ = 0, service_level_ = 0;
+  unsigned max_rd_atomic_ = 0, max_dest_rd_atomic_ = 0;
   std::string traffic_source_;  // where the traffic class came from (SHMEM_INFO)
   bool mlx5_ = false;
   AtomicCaps caps_;

@@ -17,7 +17,7 @@
 namespace hoshmem::rc {
 
 constexpr uint32_t kSendQueueDepth = 256;  // WQEs per RC QP
-constexpr unsigned kInitiatorDepth = 16;   // reads/atomics in flight per QP (max_rd_atomic)
+constexpr unsigned kMaxInitiatorDepth = 16;  // reads/atomics in flight per QP, at most (see rd_depth_)
 constexpr uint32_t kMaxWqeBbs = 4;         // the largest WQE we write (inline data included)
 
 // What happens when a WQE completes (its CQE, or a later one of the same QP, is read).
@@ -55,7 +55,7 @@ struct Transport::Endpoint {
   uint64_t signaled_mask = 0, signaled_posted = 0, signaled_done = 0;
   uint64_t posted = 0, done = 0;
   uint64_t reads_atomics_posted = 0, reads_atomics_done = 0;
-  // Reads and atomics in flight (at most kInitiatorDepth).
+  // Reads and atomics in flight (at most rd_depth_).
   unsigned reads_atomics() const {
     return static_cast<unsigned>(reads_atomics_posted - reads_atomics_done);
   }
@@ -78,7 +78,7 @@ struct Transport::Endpoint {
   bool add_inline_ok = false;
   uint64_t last_signaled = 0;     // the number of the last signaled WQE
   unsigned signal_every = 1;
-  unsigned atomic_signal_every = 1;  // for reads and atomics: at most kInitiatorDepth / 2
+  unsigned atomic_signal_every = 1;  // for reads and atomics: at most rd_depth_ / 2
   ib::RemoteAddr last_remote{};   // where quiet's zero-length write goes
 };
 
@@ -125,7 +125,7 @@ class LaneLock {
 };
 
 inline bool Transport::has_room(const Endpoint *ep, bool read_or_atomic) const {
-  if (read_or_atomic && ep->reads_atomics() >= kInitiatorDepth) return false;
+  if (read_or_atomic && ep->reads_atomics() >= rd_depth_) return false;
   return raw_ ? ep->sq.free_bbs() >= kMaxWqeBbs : ep->posted - ep->done < kSendQueueDepth;
 }
 
@@ -136,8 +136,8 @@ inline void Transport::update_add_budget(Lane *l, Endpoint *ep) const {
     ep->add_budget = 0;
     return;
   }
-  // has_room before each add: fewer than kInitiatorDepth in flight, kMaxWqeBbs BBs free.
-  const int by_depth = static_cast<int>(kInitiatorDepth) - static_cast<int>(ep->reads_atomics());
+  // has_room before each add: fewer than rd_depth_ in flight, kMaxWqeBbs BBs free.
+  const int by_depth = static_cast<int>(rd_depth_) - static_cast<int>(ep->reads_atomics());
   const int by_bbs = static_cast<int>(ep->sq.free_bbs()) - static_cast<int>(kMaxWqeBbs) + 1;
   const int budget = by_depth < by_bbs ? by_depth : by_bbs;
   ep->add_budget = budget > 0 ? static_cast<uint32_t>(budget) : 0;
@@ -161,8 +161,8 @@ inline void Transport::update_add_budget(Lane *l, Endpoint *ep) const {
 
 // submit()'s work for one non-fetching add, from the endpoint's WQE template, with the checks
 // folded into the budget: no Action, no fence (the budget is zero when one is due), a
-// completion every atomic_signal_every (at most kInitiatorDepth / 2, which also keeps a
-// signaled WQE among any kInitiatorDepth in flight, so that waiting for room always ends).
+// completion every atomic_signal_every (at most rd_depth_ / 2, which also keeps a signaled
+// WQE among any rd_depth_ in flight, so that waiting for room always ends).
 // The quiet's zero-length write keeps going to the last address submit() saw (any address of
 // the peer's registered segments will do). False, having done nothing: take atomic_add_nbi.
 inline bool Transport::try_add_inline(LaneTable lanes, int lane, int pe, uint64_t addend,

@@ -106,6 +106,7 @@ Transport::~Transport() { shutdown(); }
 bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error,
                      std::string *why, uint64_t dc_key) {
   dev_ = device;
+  rd_depth_ = std::clamp(device->max_rd_atomic(), 1u, kMaxInitiatorDepth);
   me_ = me;
   npes_ = npes;
   on_error_ = on_error;
@@ -293,7 +294,7 @@ bool Transport::make_lane(Lane *l, std::string *why) {
   l->discard = {reinterpret_cast<uint64_t>(&l->replies[kReplySlots]), l->replies_mr->lkey};
   for (unsigned i = 0; dc_ && i < dci_count_; ++i) {
     ibv_qp *qp = dc::create_initiator(*dev_, l->cq, kSendQueueDepth, max_inline_,
-                                      kInitiatorDepth, dc_path_mtu_, ack_timeout_);
+                                      rd_depth_, dc_path_mtu_, ack_timeout_);
     std::unique_ptr<Endpoint> ep = qp ? make_endpoint(l, qp) : nullptr;
     if (!ep) {
       if (qp) ibv_destroy_qp(qp);
@@ -354,6 +355,10 @@ void Transport::close_lane(int lane) {
 
 Transport::Lane *Transport::lane_of(int lane) { return lanes_[static_cast<size_t>(lane)].get(); }
 
+unsigned Transport::responder_depth() const {
+  return std::clamp(dev_->max_dest_rd_atomic(), 1u, kMaxInitiatorDepth);
+}
+
 PeerAddress Transport::address() const {
   PeerAddress a{};
   a.lid = dev_->port_attr().lid;
@@ -361,12 +366,15 @@ PeerAddress Transport::address() const {
   a.cm_qpn = cm_qp_ ? cm_qp_->qp_num : 0;
   a.dct = dct_ ? dct_->number() : 0;
   a.mtu = static_cast<uint8_t>(dev_->port_attr().active_mtu);
+  a.rd_atomic = static_cast<uint8_t>(responder_depth());
   return a;
 }
 
 void Transport::set_peer(int pe, const PeerAddress &address) {
   std::lock_guard<std::mutex> lock(cm_mutex_);
   peers_[static_cast<size_t>(pe)] = address;
+  // One depth for every QP and initiator: the least any peer's queue pairs take as responder.
+  if (address.rd_atomic) rd_depth_ = std::min<unsigned>(rd_depth_, address.rd_atomic);
   if (dct_ && address.dct) dc_addresses_.set(pe, address.dct, address.lid, address.gid);
 }
 
@@ -795,7 +803,7 @@ std::unique_ptr<Transport::Endpoint> Transport::make_endpoint(Lane *l, ibv_qp *q
   } else {
     ep->signal_every = kSignalEvery;
   }
-  ep->atomic_signal_every = std::min(ep->signal_every, kInitiatorDepth / 2);
+  ep->atomic_signal_every = std::min(ep->signal_every, std::max(1u, rd_depth_ / 2));
   // One entry per WQE the queue can hold (raw: every WQE takes at least one BB).
   const uint64_t entries = raw_ ? ep->sq.ring().bb_count : kSendQueueDepth;
   ep->signaled = std::make_unique<Endpoint::Signaled[]>(entries);
@@ -812,7 +820,7 @@ bool Transport::connect_qp(ibv_qp *qp, uint32_t remote_qpn, const PeerAddress &p
   if (peer.mtu) attr.path_mtu = std::min(attr.path_mtu, static_cast<ibv_mtu>(peer.mtu));
   attr.dest_qp_num = remote_qpn;
   attr.rq_psn = 0;
-  attr.max_dest_rd_atomic = kInitiatorDepth;
+  attr.max_dest_rd_atomic = static_cast<uint8_t>(responder_depth());
   attr.min_rnr_timer = 12;
   dev_->fill_address(&attr.ah_attr, peer.lid, peer.gid);
   if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
@@ -824,7 +832,7 @@ bool Transport::connect_qp(ibv_qp *qp, uint32_t remote_qpn, const PeerAddress &p
   attr.timeout = ack_timeout_;  // 7 tries of it in a row without an answer end the job
   attr.retry_cnt = 7;
   attr.rnr_retry = 7;
-  attr.max_rd_atomic = kInitiatorDepth;
+  attr.max_rd_atomic = static_cast<uint8_t>(rd_depth_);
   return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
                                       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                                       IBV_QP_MAX_QP_RD_ATOMIC) == 0;
@@ -898,11 +906,11 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
   const bool read_or_atomic = w.kind == Wqe::kRead || w.kind == Wqe::kAtomic;
   // A read or atomic may pass earlier writes of this QP unless fenced.
   const bool fence = ep->fence_next || (read_or_atomic && ep->write_unfenced);
-  // The QP grants kInitiatorDepth reads and atomics in flight (max_rd_atomic); one more waits
-  // for room. A real HCA would hold the excess in its send queue; keeping it here bounds what a
+  // The QP grants rd_depth_ reads and atomics in flight (max_rd_atomic); one more waits for
+  // room. A real HCA would hold the excess in its send queue; keeping it here bounds what a
   // responder sees queued from us. Reads and atomics ask for a completion every
-  // atomic_signal_every (at most kInitiatorDepth / 2) WQEs: room comes back before the limit is
-  // reached, and any kInitiatorDepth of them in flight include a signaled WQE to wait for.
+  // atomic_signal_every (at most rd_depth_ / 2) WQEs: room comes back before the limit is
+  // reached, and any rd_depth_ of them in flight include a signaled WQE to wait for.
   signal = signal || action.kind != Action::kNone ||
            ep->since_signal() + 1 >= (read_or_atomic ? ep->atomic_signal_every : ep->signal_every);
   // Room first: retiring WQEs may run completions but never posts. Then a CQ credit for a

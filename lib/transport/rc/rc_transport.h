@@ -109,6 +109,7 @@ struct PeerAddress {
   uint32_t cm_qpn;  // the connection manager's UD QP
   uint32_t dct;     // its DC target (0: none, DC cannot be used with it)
   uint8_t mtu;      // its port's active MTU (enum ibv_mtu): a path's is the smaller end's
+  uint8_t rd_atomic;  // reads/atomics its QPs take in flight as responder (max_dest_rd_atomic)
 };
 
 // Called with the peer and a one-line cause when an operation to it fails (the QP is then in
@@ -301,6 +302,10 @@ class Transport {
   unsigned dci_count_ = 0;
   std::unique_ptr<dc::Target> dct_;
   ibv_mtu dc_path_mtu_ = IBV_MTU_256;  // DC initiators: the smallest port MTU of the job
+  // Reads and atomics in flight per QP or initiator (max_rd_atomic): what this device allows
+  // (max_qp_init_rd_atom), no more than any peer takes as responder, at most kMaxInitiatorDepth.
+  unsigned rd_depth_ = 16;
+  unsigned responder_depth() const;
   dc::Addresses dc_addresses_;
   std::string dc_why_;
 

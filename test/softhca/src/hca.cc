@@ -53,6 +53,13 @@ Config load_config() {
       if (!r || atol(r) != only) c.port_mtu = IBV_MTU_4096;
     }
   }
+  // SOFTHCA_MAX_RD_ATOMIC: the device's initiator depth and responder resources (a power of
+  // two, as QUERY_HCA_CAP's log_max_ra_* say it).
+  c.max_rd_atomic = uint32_t(env_knob("SOFTHCA_MAX_RD_ATOMIC", 16, 1, 16));
+  if (c.max_rd_atomic & (c.max_rd_atomic - 1)) {
+    fprintf(stderr, "softhca: SOFTHCA_MAX_RD_ATOMIC=%u rejected: accepted values are 1, 2, 4, 8, 16\n", c.max_rd_atomic);
+    exit(1);
+  }
   if (const char* l = getenv("SOFTHCA_LINK"); l && *l) {
     if (!strcmp(l, "ib")) c.link = Link::kIb;
     else if (!strcmp(l, "ib-grh")) c.link = Link::kIbGrh;
@@ -708,13 +715,13 @@ bool is_rd_atomic(uint8_t op) {
 }
 
 // Initiator depth: an RC (or DC initiator) QP has at most max_rd_atomic RDMA reads and atomics
-// outstanding at once (0 behaves as 1; never more than the device's max_qp_rd_atom, 16). A further
+// outstanding at once (0 behaves as 1; never more than the device's max_qp_rd_atom). A further
 // read/atomic does not fail: it waits until a response retires an earlier one.
 bool rd_atomic_window_full(Qp* qp, uint8_t opcode) {
   if (qp->kind != Kind::kRc && qp->kind != Kind::kDci) return false;
   if (qp->attr.qp_state != IBV_QPS_RTS && qp->attr.qp_state != IBV_QPS_SQD) return false;
   if (!is_rd_atomic(opcode)) return false;
-  uint32_t limit = std::clamp<uint32_t>(qp->attr.max_rd_atomic, 1, 16);
+  uint32_t limit = std::clamp<uint32_t>(qp->attr.max_rd_atomic, 1, config().max_rd_atomic);
   uint32_t in_flight = 0;
   for (const Pending& p : qp->out)
     if (p.syndrome < 0 && is_rd_atomic(p.opcode)) in_flight++;

@@ -17,6 +17,7 @@ int softhca_num_ports(void);
 int softhca_atomic_host_endian(void);
 int softhca_masked_atomics(void);
 int softhca_log_max_msg(void);
+int softhca_log_max_rd_atomic(void);
 int softhca_compact_av(void);
 
 bool mlx5dv_is_supported(ibv_device* d) { return softhca_is_softhca_device(d); }
@@ -88,10 +89,12 @@ int mlx5dv_devx_general_cmd(ibv_context* c, const void* in, size_t inlen, void* 
     // reports and the only value with which UCX 1.13 takes its DevX path; SOFTHCA_LOG_MAX_MSG=20
     // gives a device with 1 MiB messages (see README, "UCX").
     set_field(cap, 0x1c3, 5, unsigned(softhca_log_max_msg()));
-    set_field(cap, 0x12a, 6, 4);  // log_max_ra_req_dc: 16 reads/atomics outstanding per DCI
-    set_field(cap, 0x13a, 6, 4);  // log_max_ra_res_dc
-    set_field(cap, 0x14a, 6, 4);  // log_max_ra_req_qp: 16 (max_qp_rd_atom)
-    set_field(cap, 0x15a, 6, 4);  // log_max_ra_res_qp
+    // Reads/atomics outstanding per DCI and QP (16 unless SOFTHCA_MAX_RD_ATOMIC says less).
+    const unsigned log_ra = unsigned(softhca_log_max_rd_atomic());
+    set_field(cap, 0x12a, 6, log_ra);  // log_max_ra_req_dc
+    set_field(cap, 0x13a, 6, log_ra);  // log_max_ra_res_dc
+    set_field(cap, 0x14a, 6, log_ra);  // log_max_ra_req_qp (max_qp_init_rd_atom)
+    set_field(cap, 0x15a, 6, log_ra);  // log_max_ra_res_qp (max_qp_rd_atom)
     set_field(cap, 0x208, 1, 1);  // umr_modify_atomic_disabled: no UMR, so no atomic mkeys
     // fixed_buffer_size: KSM indirect mkeys (DevX CREATE_MKEY), what UCX 1.13 makes its atomic
     // keys with; max_indirection 1: their entries name MRs, not other indirect mkeys.

@@ -674,10 +674,10 @@ void fill_dev_attr(Context* ctx, ibv_device_attr* a) {
   a->max_cqe = (1 << 22) - 1;
   a->max_mr = 1 << 20;
   a->max_pd = 1 << 20;
-  a->max_qp_rd_atom = 16;
+  a->max_qp_rd_atom = int(config().max_rd_atomic);
   a->max_ee_rd_atom = 0;
-  a->max_res_rd_atom = a->max_qp * 16;
-  a->max_qp_init_rd_atom = 16;
+  a->max_res_rd_atom = a->max_qp * a->max_qp_rd_atom;
+  a->max_qp_init_rd_atom = int(config().max_rd_atomic);
   a->atomic_cap = IBV_ATOMIC_HCA;
   a->max_srq = 1 << 16;
   a->max_srq_wr = 32767;
@@ -1523,8 +1523,9 @@ int softhca_v11_ibv_modify_qp(ibv_qp* ibqp, ibv_qp_attr* a, int mask) {
   if ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7) return EINVAL;
   if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31) return EINVAL;
   if ((mask & IBV_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31) return EINVAL;
-  if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > 16) return EINVAL;
-  if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > 16) return EINVAL;
+  // The kernel refuses more than the device has (max_qp_init_rd_atom, max_qp_rd_atom).
+  if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > config().max_rd_atomic) return EINVAL;
+  if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > config().max_rd_atomic) return EINVAL;
   if ((mask & IBV_QP_AV) && a->ah_attr.port_num && a->ah_attr.port_num > config().num_ports) return EINVAL;
   if ((mask & IBV_QP_AV) && !address_acceptable(qp, a->ah_attr)) return EINVAL;
   ibv_qp_attr& s = qp->attr;
@@ -1931,4 +1932,5 @@ extern "C" int softhca_num_ports(void) { return config().num_ports; }
 extern "C" int softhca_atomic_host_endian(void) { return config().atomic_host_endian ? 1 : 0; }
 extern "C" int softhca_masked_atomics(void) { return config().masked_atomics ? 1 : 0; }
 extern "C" int softhca_log_max_msg(void) { return int(config().log_max_msg); }
+extern "C" int softhca_log_max_rd_atomic(void) { return __builtin_ctz(config().max_rd_atomic); }
 extern "C" int softhca_compact_av(void) { return config().compact_av ? 1 : 0; }
