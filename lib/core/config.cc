@@ -59,7 +59,8 @@ constexpr Variable kVariables[] = {
      "under a PMI launcher (PMI_FD in the environment: MPICH's Hydra, srun --mpi=pmi2), the "
      "protocol version spoken to it; PMIx launchers are recognized by PMIX_NAMESPACE"},
     {"HOSHMEM_DEVICE", nullptr, "", "a device name, optionally with :port (e.g. mlx5_0:1)",
-     "the RDMA device and port (default: the first active port of any device)"},
+     "the RDMA device and port (default: the first active port of the device nearest to the "
+     "PE's CPUs by PCI locality, else of the first device)"},
     {"HOSHMEM_PES_PER_NODE", nullptr, "0", "0 (as the launcher says) or a PE count",
      "treat each k consecutive PEs as one node (1: every PE on its own node, reached over the "
      "network); for testing inter-node paths on one machine"},

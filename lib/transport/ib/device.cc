@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "lib/transport/ib/device_choice.h"
+
 namespace hoshmem::ib {
 namespace {
 
@@ -101,7 +103,11 @@ bool Device::open(const DeviceSpec &spec, std::string *why) {
   }
   std::string names;
   bool found = false;
-  for (int i = 0; i < count && !found; ++i) {
+  // HOSHMEM_DEVICE names none: the devices nearest to this PE's CPUs first (device_choice.h).
+  const DeviceOrder order = spec.name.empty() ? DeviceOrder::of(list, count)
+                                              : DeviceOrder(static_cast<size_t>(count));
+  for (size_t k = 0; k < order.size() && !found; ++k) {
+    const int i = static_cast<int>(order[k]);
     const char *name = ibv_get_device_name(list[i]);
     names += (names.empty() ? "" : ", ") + std::string(name);
     if (!spec.name.empty() && spec.name != name) continue;
@@ -136,6 +142,7 @@ bool Device::open(const DeviceSpec &spec, std::string *why) {
       port_ = static_cast<uint8_t>(p);
       port_attr_ = pa;
       mlx5_ = mlx5;
+      choice_ = spec.name.empty() ? order.why(static_cast<size_t>(i)) : "HOSHMEM_DEVICE";
       found = true;
     }
     if (!found) {
@@ -288,7 +295,8 @@ std::string Device::describe() const {
   char gid[64] = "";
   if (roce()) snprintf(gid, sizeof gid, ", RoCE v2 GID index %d", gid_index_);
   std::string s = name_ + ":" + std::to_string(port_) + " (" + link_name(port_attr_.link_layer) +
-                  ", LID " + std::to_string(port_attr_.lid) + gid + "); atomics: ";
+                  ", LID " + std::to_string(port_attr_.lid) + gid + "); chosen: " + choice_ +
+                  "; atomics: ";
   if (!caps_.standard) return s + "none";
   s += caps_.masked ? "standard and masked (" + size_list(caps_.masked_sizes_rc) + " bytes over RC, " +
                           size_list(caps_.masked_sizes_dc) + " over DC)"
