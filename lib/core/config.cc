@@ -59,7 +59,8 @@ constexpr Variable kVariables[] = {
      "under a PMI launcher (PMI_FD in the environment: MPICH's Hydra, srun --mpi=pmi2), the "
      "protocol version spoken to it; PMIx launchers are recognized by PMIX_NAMESPACE"},
     {"HOSHMEM_DEVICE", nullptr, "", "a device name, optionally with :port (e.g. mlx5_0:1)",
-     "the RDMA device and port (default: the first active port of any device)"},
+     "the RDMA device and port (default: the first active port of the device nearest to the "
+     "PE's CPUs by PCI locality, else of the first device)"},
     {"HOSHMEM_IB_GID_INDEX", nullptr, "auto", "auto or 0 to 255",
      "the port's GID that sources every GRH (auto: RoCE the RoCE v2 GID of an IPv4 address, "
      "else of a routable IPv6 one, else the link-local one; InfiniBand 0)"},

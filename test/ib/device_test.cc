@@ -1,7 +1,8 @@
 // The device layer (lib/transport/ib/device.h) over the software HCA: device and port choice from
-// HOSHMEM_DEVICE's syntax, the errors for a device or port that is not there, and the atomic
-// capabilities read by QUERY_HCA_CAP (masked atomics, operand sizes, DC, the 8-byte reply mode
-// the model is started with), and what reply_value makes of a reply in each mode.
+// HOSHMEM_DEVICE's syntax (and why, as SHMEM_INFO says it), the errors for a device or port that
+// is not there, and the atomic capabilities read by QUERY_HCA_CAP (masked atomics, operand sizes,
+// DC, the 8-byte reply mode the model is started with), and what reply_value makes of a reply in
+// each mode.
 #include "lib/transport/ib/device.h"
 
 #include <endian.h>
@@ -45,6 +46,10 @@ TEST(Device, DefaultIsFirstActivePortWithItsCaps) {
   ASSERT_TRUE(d.open({}, &why)) << why;
   EXPECT_STREQ(d.name(), "mlx5_0");
   EXPECT_EQ(d.port(), 1);
+  // The model without its kernel shim has no sysfs: two devices of unknown locality, or one.
+  EXPECT_TRUE(d.choice() == "first active port (device locality unknown)" ||
+              d.choice() == "first active port") << d.choice();
+  EXPECT_NE(d.describe().find("; chosen: " + d.choice() + "; "), std::string::npos) << d.describe();
   EXPECT_TRUE(d.mlx5());
   EXPECT_NE(d.pd(), nullptr);
   const AtomicCaps &c = d.atomics();
@@ -80,6 +85,7 @@ TEST(Device, NamedDeviceAndPort) {
   ASSERT_TRUE(d.open(*parse_device_spec("mlx5_1:2"), &why)) << why;
   EXPECT_STREQ(d.name(), "mlx5_1");
   EXPECT_EQ(d.port(), 2);
+  EXPECT_EQ(d.choice(), "HOSHMEM_DEVICE");
   Device other;
   ASSERT_TRUE(other.open(*parse_device_spec("mlx5_1"), &why)) << why;
   EXPECT_EQ(other.port(), 1);

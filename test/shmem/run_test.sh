@@ -10,7 +10,9 @@
 #                            "{np}" is replaced by N)
 #     --expect-output RE     same, but matched against stdout+stderr (repeatable)
 #     --softhca LIB          run over the software HCA: LIB is its libibverbs.so.1 (its directory
-#                            goes first in LD_LIBRARY_PATH), in a fabric of this run's own
+#                            goes first in LD_LIBRARY_PATH), in a fabric of this run's own; with
+#                            SOFTHCA_KERNEL_SHIM=1 (--env) its kernel-interface shim is preloaded
+#                            too (the devices' sysfs files, their PCI locality among them)
 #     --requires-cpu FLAGS   CPU flags (/proc/cpuinfo) the run needs; if one is missing, say so
 #                            and pass without running
 #     --no-leftovers         nothing of the job is left in /dev/shm: the library makes nothing
@@ -96,6 +98,9 @@ if [[ -n $huge_pages ]]; then
   huge_start=$(huge_available)
 fi
 for kv in "${envs[@]+"${envs[@]}"}"; do export "${kv?}"; done
+if [[ -n $softhca && ${SOFTHCA_KERNEL_SHIM:-0} == 1 ]]; then  # as with-softhca preloads it
+  export LD_PRELOAD="$(cd "$(dirname "$softhca")" && pwd)/libsofthca_kernel.so${LD_PRELOAD:+:$LD_PRELOAD}"
+fi
 export SHTEST_PIDDIR="$work/pids"
 
 start=$(date +%s.%N)

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "lib/transport/ib/device_choice.h"
+
 namespace hoshmem::ib {
 namespace {
 
@@ -102,7 +104,11 @@ bool Device::open(const DeviceSpec &spec, std::string *why, const Addressing &ad
   }
   std::string names;
   bool found = false;
-  for (int i = 0; i < count && !found; ++i) {
+  // HOSHMEM_DEVICE names none: the devices nearest to this PE's CPUs first (device_choice.h).
+  const DeviceOrder order = spec.name.empty() ? DeviceOrder::of(list, count)
+                                              : DeviceOrder(static_cast<size_t>(count));
+  for (size_t k = 0; k < order.size() && !found; ++k) {
+    const int i = static_cast<int>(order[k]);
     const char *name = ibv_get_device_name(list[i]);
     names += (names.empty() ? "" : ", ") + std::string(name);
     if (!spec.name.empty() && spec.name != name) continue;
@@ -142,6 +148,7 @@ bool Device::open(const DeviceSpec &spec, std::string *why, const Addressing &ad
       port_ = static_cast<uint8_t>(p);
       port_attr_ = pa;
       mlx5_ = mlx5;
+      choice_ = spec.name.empty() ? order.why(static_cast<size_t>(i)) : "HOSHMEM_DEVICE";
       found = true;
     }
     if (!found) {
@@ -360,7 +367,7 @@ std::string Device::describe() const {
   snprintf(traffic, sizeof traffic, "traffic class %u (%s), service level %u", traffic_class_,
            traffic_source_.c_str(), service_level_);
   std::string s = name_ + ":" + std::to_string(port_) + " (" + link_name(port_attr_.link_layer) +
-                  ", " + address + "; " + traffic + "); atomics: ";
+                  ", " + address + ", " + traffic + "); chosen: " + choice_ + "; atomics: ";
   if (!caps_.standard) return s + "none";
   s += caps_.masked ? "standard and masked (" + size_list(caps_.masked_sizes_rc) + " bytes over RC, " +
                           size_list(caps_.masked_sizes_dc) + " over DC)"

@@ -54,7 +54,8 @@ class Device {
   Device &operator=(const Device &) = delete;
   ~Device();
 
-  // Opens the device and port `spec` names (default: the first active port of any device).
+  // Opens the device and port `spec` names (default: the first active port of the device nearest
+  // to the calling thread's CPUs, see device_choice.h).
   // False with *why set when there is none; *why is empty when the machine has no RDMA device.
   bool open(const DeviceSpec &spec, std::string *why, const Addressing &addressing = {});
 
@@ -96,7 +97,10 @@ class Device {
     caps_.masked_sizes_dc &= sizes_dc;
     if (!caps_.masked_sizes_rc && !caps_.masked_sizes_dc) caps_.masked = false;
   }
-  // One line for SHMEM_INFO: device, port, link, address and atomic capabilities.
+  // Why open() took this device and port: "HOSHMEM_DEVICE", "nearest to the PE's CPUs 1 (NUMA
+  // node 1)", "first active port (...)" (device_choice.h).
+  const std::string &choice() const { return choice_; }
+  // One line for SHMEM_INFO: device, port, link, address, why it was chosen, atomic capabilities.
   std::string describe() const;
 
   // An address handle for datagrams to the port at `lid` (InfiniBand) or `gid` (RoCE, through
@@ -119,6 +123,7 @@ class Device {
   ibv_context *ctx_ = nullptr;
   ibv_pd *pd_ = nullptr;
   std::string name_;
+  std::string choice_;
   uint8_t port_ = 0;
   ibv_port_attr port_attr_{};
   int gid_index_ = -1;

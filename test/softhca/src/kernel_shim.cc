@@ -1,7 +1,7 @@
 // libsofthca_kernel.so: the kernel interfaces a real mlx5 HCA has and the model (a pair of
 // user-space libraries) has not, shown to programs that look for them before they use verbs.
-// Loaded with LD_PRELOAD (with-softhca does), it interposes on four libc entry points and
-// changes nothing else:
+// Loaded with LD_PRELOAD (with-softhca does), it interposes on libc's stat, access, realpath and
+// open/fopen entry points and changes nothing else:
 //
 //  * /dev/infiniband/uverbsN (N < SOFTHCA_NUM_DEVICES): the uverbs character device each
 //    ibv_device names in dev_name. stat() reports a character device with the kernel's numbers
@@ -12,13 +12,28 @@
 //    sysfs-like tree, <dir>/devices/pci0000:00/0000:NN:00.0/infiniband/mlx5_N, whose PCI
 //    directory holds `vendor` (0x15b3, Mellanox's PCI vendor id; the IB vendor id the verbs
 //    report is 0x02c9, as on real ConnectX) and `device` (the PCI device id, which on ConnectX
-//    equals the verbs vendor_part_id: 0x101b for ConnectX-6). The tree is written once per user
-//    under $TMPDIR (or /tmp) and is the same for every process.
+//    equals the verbs vendor_part_id: 0x101b for ConnectX-6), and the device's locality as
+//    Linux gives it: `numa_node`, `local_cpus` (a hex mask in 32-bit words, highest first) and
+//    `local_cpulist` ("0-3,8"). mlx5_N/device links to the PCI directory, as in sysfs.
+//  * /sys/class/infiniband/mlx5_N/device/F, F one of those five files: open(), open64(),
+//    openat(), openat64(), fopen() and fopen64() open the tree's file instead (what hwloc's
+//    ibverbs helper and UCX read; numa_node and local_cpus are read without a realpath first).
 //
-// Paths of other devices, and every other path, go to libc unchanged.
+// Locality: without knobs every device has numa_node -1 and all CPUs local (a machine without
+// NUMA). SOFTHCA_DEVICE_NUMA=0,1 puts mlx5_0 on node 0 and mlx5_1 on node 1 (devices beyond the
+// list: -1); a node's CPUs are SOFTHCA_NUMA_CPUS's entry for it (cpulists separated by ':',
+// "0-3:4-7": node 0 has CPUs 0-3, node 1 CPUs 4-7; a node without an entry has none), or by
+// default the configured CPUs split into as many consecutive blocks as there are nodes.
+//
+// The tree is written under $TMPDIR (or /tmp), softhca-sysfs.<uid> (with the locality knobs set,
+// softhca-sysfs.<uid>.<hash of their values>: runs with other values do not share it), and is
+// the same for every process with the same knobs. Paths of other devices, and every other path,
+// go to libc unchanged.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +43,7 @@
 
 #include <cerrno>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -57,9 +73,131 @@ int model_index(const char* path, const char* prefix) {
 int uverbs_index(const char* path) { return model_index(path, "/dev/infiniband/uverbs"); }
 int ibdev_index(const char* path) { return model_index(path, "/sys/class/infiniband/mlx5_"); }
 
+// --- locality ----------------------------------------------------------------------------
+
+[[noreturn]] void reject(const char* name, const char* value, const char* accepted) {
+  fprintf(stderr, "softhca: %s=%s rejected: %s\n", name, value, accepted);
+  exit(1);
+}
+
+// "0-3,8" (or empty) into CPU numbers; false if malformed.
+bool parse_cpulist(const std::string& text, std::vector<int>* cpus) {
+  const char* p = text.c_str();
+  while (*p) {
+    char* end = nullptr;
+    long lo = strtol(p, &end, 10), hi = lo;
+    if (end == p || *p == '-' || *p == '+' || *p == ' ') return false;
+    if (*end == '-') {
+      p = end + 1;
+      hi = strtol(p, &end, 10);
+      if (end == p || *p == '-' || *p == '+' || *p == ' ' || hi < lo) return false;
+    }
+    if (hi >= 4096) return false;
+    for (long c = lo; c <= hi; ++c) cpus->push_back(static_cast<int>(c));
+    p = end;
+    if (*p == ',' && p[1]) ++p;
+    else if (*p) return false;
+  }
+  return true;
+}
+
+int configured_cpus() {
+  long n = sysconf(_SC_NPROCESSORS_CONF);
+  return n < 1 ? 1 : static_cast<int>(n);
+}
+
+// A device's NUMA node (-1: none) and the CPUs local to it, from the knobs (read at every call,
+// as SOFTHCA_NUM_DEVICES is).
+struct Locality {
+  int numa_node = -1;
+  std::vector<int> cpus;
+};
+
+Locality device_locality(int index) {
+  std::vector<int> nodes;  // SOFTHCA_DEVICE_NUMA: one per device
+  if (const char* e = getenv("SOFTHCA_DEVICE_NUMA"); e && *e) {
+    for (const char* p = e;;) {
+      char* end = nullptr;
+      long n = strtol(p, &end, 10);
+      if (end == p || n < -1 || n > 63 || (*end && *end != ','))
+        reject("SOFTHCA_DEVICE_NUMA", e, "expected NUMA nodes (-1..63) separated by commas");
+      nodes.push_back(static_cast<int>(n));
+      if (!*end) break;
+      p = end + 1;
+    }
+  }
+  Locality l;
+  const int all = configured_cpus();
+  if (index < static_cast<int>(nodes.size())) l.numa_node = nodes[static_cast<size_t>(index)];
+  if (l.numa_node < 0) {  // no NUMA node: every CPU is local, as Linux says then
+    for (int c = 0; c < all; ++c) l.cpus.push_back(c);
+    return l;
+  }
+  if (const char* e = getenv("SOFTHCA_NUMA_CPUS"); e && *e) {
+    std::string text = e;
+    size_t start = 0;
+    for (int node = 0;; ++node) {
+      const size_t colon = text.find(':', start);
+      std::vector<int> cpus;
+      if (!parse_cpulist(text.substr(start, colon == std::string::npos ? colon : colon - start), &cpus))
+        reject("SOFTHCA_NUMA_CPUS", e, "expected a CPU list (e.g. 0-3,8) per NUMA node, separated by ':'");
+      if (node == l.numa_node) l.cpus = cpus;
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+    return l;  // a node without an entry has no CPUs
+  }
+  int blocks = 1;  // the configured CPUs in consecutive blocks, one per node
+  for (int n : nodes) blocks = n + 1 > blocks ? n + 1 : blocks;
+  for (int c = 0; c < all; ++c)
+    if (c * blocks / all == l.numa_node) l.cpus.push_back(c);
+  return l;
+}
+
+// Linux's formats: local_cpus a hex mask in 32-bit words, highest first, separated by commas;
+// local_cpulist ranges, "0-3,8".
+std::string cpu_mask(const std::vector<int>& cpus) {
+  int bits = configured_cpus();
+  for (int c : cpus) bits = c + 1 > bits ? c + 1 : bits;
+  std::vector<uint32_t> words(static_cast<size_t>((bits + 31) / 32), 0);
+  for (int c : cpus) words[static_cast<size_t>(c / 32)] |= 1u << (c % 32);
+  std::string s;
+  char word[16];
+  for (size_t w = words.size(); w-- > 0;) {
+    snprintf(word, sizeof word, "%s%08x", s.empty() ? "" : ",", words[w]);
+    s += word;
+  }
+  return s;
+}
+
+std::string cpu_list(const std::vector<int>& cpus) {
+  std::string s;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    s += (s.empty() ? "" : ",") + std::to_string(cpus[i]);
+    if (j > i) s += "-" + std::to_string(cpus[j]);
+    i = j + 1;
+  }
+  return s;
+}
+
+// --- the sysfs-like tree --------------------------------------------------------------------
+
 std::string tree_root() {
   const char* t = getenv("TMPDIR");
-  return std::string(t && *t ? t : "/tmp") + "/softhca-sysfs." + std::to_string(getuid());
+  std::string root = std::string(t && *t ? t : "/tmp") + "/softhca-sysfs." + std::to_string(getuid());
+  const char* numa = getenv("SOFTHCA_DEVICE_NUMA");
+  const char* cpus = getenv("SOFTHCA_NUMA_CPUS");
+  if ((numa && *numa) || (cpus && *cpus)) {  // a tree per locality configuration
+    const std::string key = std::string(numa ? numa : "") + ";" + (cpus ? cpus : "");
+    uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (char c : key) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
+    char tag[24];
+    snprintf(tag, sizeof tag, ".%016llx", static_cast<unsigned long long>(h));
+    root += tag;
+  }
+  return root;
 }
 
 std::string pci_dir(int index) {
@@ -89,12 +227,36 @@ std::string ensure_tree(int index) {
   std::string pci = pci_dir(index);
   std::string ibdev = pci + "/infiniband/mlx5_" + std::to_string(index);
   mkdirs(ibdev);
+  [[maybe_unused]] int linked = symlink("../..", (ibdev + "/device").c_str());  // EEXIST later
   char buf[16];
   snprintf(buf, sizeof buf, "0x%04x\n", kPciVendorMellanox);
   write_file(pci + "/vendor", buf);
   snprintf(buf, sizeof buf, "0x%04x\n", kPciDeviceConnectX6);
   write_file(pci + "/device", buf);
+  const Locality l = device_locality(index);
+  write_file(pci + "/numa_node", std::to_string(l.numa_node) + "\n");
+  write_file(pci + "/local_cpus", cpu_mask(l.cpus) + "\n");
+  write_file(pci + "/local_cpulist", cpu_list(l.cpus) + "\n");
   return ibdev;
+}
+
+// /sys/class/infiniband/mlx5_N/device/F, N a model device and F a file of its PCI directory in
+// the tree: that file's path in the tree (written now); else "".
+std::string sysfs_file(const char* path) {
+  static const char prefix[] = "/sys/class/infiniband/mlx5_", device[] = "/device/";
+  if (!path || strncmp(path, prefix, sizeof prefix - 1) != 0) return "";
+  const char* p = path + sizeof prefix - 1;
+  if (*p < '0' || *p > '9') return "";
+  char* end = nullptr;
+  const long n = strtol(p, &end, 10);
+  if (n >= num_devices() || strncmp(end, device, sizeof device - 1) != 0) return "";
+  const std::string file = end + sizeof device - 1;
+  for (const char* f : {"vendor", "device", "numa_node", "local_cpus", "local_cpulist"}) {
+    if (file != f) continue;
+    ensure_tree(static_cast<int>(n));
+    return pci_dir(static_cast<int>(n)) + "/" + file;
+  }
+  return "";
 }
 
 template <typename F>
@@ -174,6 +336,55 @@ __attribute__((visibility("default"))) char* __realpath_chk(const char* path, ch
   }
   static auto real = next<char* (*)(const char*, char*, size_t)>("__realpath_chk");
   return real(path, resolved, resolvedlen);
+}
+
+// open(2) and its relatives: a model device's sysfs file opens the tree's instead. The mode
+// argument is read only where open(2) has one (O_CREAT, O_TMPFILE).
+#define SOFTHCA_REDIRECT_OPEN(flags)                          \
+  mode_t mode = 0;                                            \
+  if ((flags) & (O_CREAT | O_TMPFILE)) {                      \
+    va_list ap;                                               \
+    va_start(ap, flags);                                      \
+    mode = va_arg(ap, mode_t);                                \
+    va_end(ap);                                               \
+  }                                                           \
+  const std::string redirected = sysfs_file(path);            \
+  if (!redirected.empty()) path = redirected.c_str();
+
+__attribute__((visibility("default"))) int open(const char* path, int flags, ...) {
+  SOFTHCA_REDIRECT_OPEN(flags)
+  static auto real = next<int (*)(const char*, int, ...)>("open");
+  return real(path, flags, mode);
+}
+
+__attribute__((visibility("default"))) int open64(const char* path, int flags, ...) {
+  SOFTHCA_REDIRECT_OPEN(flags)
+  static auto real = next<int (*)(const char*, int, ...)>("open64");
+  return real(path, flags, mode);
+}
+
+__attribute__((visibility("default"))) int openat(int dir, const char* path, int flags, ...) {
+  SOFTHCA_REDIRECT_OPEN(flags)
+  static auto real = next<int (*)(int, const char*, int, ...)>("openat");
+  return real(dir, path, flags, mode);
+}
+
+__attribute__((visibility("default"))) int openat64(int dir, const char* path, int flags, ...) {
+  SOFTHCA_REDIRECT_OPEN(flags)
+  static auto real = next<int (*)(int, const char*, int, ...)>("openat64");
+  return real(dir, path, flags, mode);
+}
+
+__attribute__((visibility("default"))) FILE* fopen(const char* path, const char* how) {
+  const std::string redirected = sysfs_file(path);
+  static auto real = next<FILE* (*)(const char*, const char*)>("fopen");
+  return real(redirected.empty() ? path : redirected.c_str(), how);
+}
+
+__attribute__((visibility("default"))) FILE* fopen64(const char* path, const char* how) {
+  const std::string redirected = sysfs_file(path);
+  static auto real = next<FILE* (*)(const char*, const char*)>("fopen64");
+  return real(redirected.empty() ? path : redirected.c_str(), how);
 }
 
 }  // extern "C"

@@ -92,6 +92,82 @@ TEST(KernelShim, SysfsPciIdsMatchTheVerbsIdentity) {
   ibv_close_device(ctx);
 }
 
+// What open(2), openat(2) and fopen(3) read of /sys/class/infiniband/mlx5_N/device/F.
+std::string read_sysfs(const std::string& path, int how) {
+  int fd = how == 0 ? open(path.c_str(), O_RDONLY) : openat(AT_FDCWD, path.c_str(), O_RDONLY);
+  if (how == 2) {
+    FILE* f = fopen(path.c_str(), "r");
+    if (!f) return "(fopen failed)";
+    char line[256] = "";
+    if (!fgets(line, sizeof line, f)) line[0] = 0;
+    fclose(f);
+    return line;
+  }
+  if (fd < 0) return "(open failed)";
+  char line[256] = "";
+  ssize_t n = read(fd, line, sizeof line - 1);
+  close(fd);
+  return std::string(line, n > 0 ? size_t(n) : 0);
+}
+
+TEST(KernelShim, PciLocalityPerDevice) {
+  setenv("SOFTHCA_NUM_DEVICES", "2", 1);
+  // Without knobs: no NUMA node, every configured CPU local (as Linux on a machine without NUMA).
+  const long cpus = sysconf(_SC_NPROCESSORS_CONF);
+  const std::string all = cpus > 1 ? "0-" + std::to_string(cpus - 1) + "\n" : "0\n";
+  for (int how = 0; how < 3; ++how) {
+    EXPECT_EQ(read_sysfs("/sys/class/infiniband/mlx5_1/device/numa_node", how), "-1\n") << how;
+    EXPECT_EQ(read_sysfs("/sys/class/infiniband/mlx5_1/device/local_cpulist", how), all) << how;
+  }
+  // Two nodes: each device's node, its CPUs as a list and as Linux's mask (32-bit words,
+  // highest first), for all three ways of opening the file.
+  setenv("SOFTHCA_DEVICE_NUMA", "0,1", 1);
+  setenv("SOFTHCA_NUMA_CPUS", "0-3:4-7,40", 1);
+  for (int how = 0; how < 3; ++how) {
+    const std::string d0 = "/sys/class/infiniband/mlx5_0/device/", d1 = "/sys/class/infiniband/mlx5_1/device/";
+    EXPECT_EQ(read_sysfs(d0 + "numa_node", how), "0\n") << how;
+    EXPECT_EQ(read_sysfs(d1 + "numa_node", how), "1\n") << how;
+    EXPECT_EQ(read_sysfs(d0 + "local_cpulist", how), "0-3\n") << how;
+    EXPECT_EQ(read_sysfs(d1 + "local_cpulist", how), "4-7,40\n") << how;
+    EXPECT_EQ(read_sysfs(d1 + "local_cpus", how), "00000100,000000f0\n") << how;
+    EXPECT_EQ(read_sysfs(d0 + "vendor", how), "0x15b3\n") << how;
+  }
+  // The same files through the realpath of ibdev_path and its `device` link, as sysfs has them.
+  char buf[PATH_MAX];
+  ASSERT_NE(realpath("/sys/class/infiniband/mlx5_1", buf), nullptr);
+  EXPECT_EQ(read_text(std::string(buf) + "/device/numa_node"), "1\n");
+  EXPECT_EQ(read_text(std::string(buf) + "/device/local_cpus"), "00000100,000000f0\n");
+  // Without a CPU list for the nodes, the configured CPUs are split between them.
+  unsetenv("SOFTHCA_NUMA_CPUS");
+  const std::string n0 = read_sysfs("/sys/class/infiniband/mlx5_0/device/local_cpulist", 0);
+  const std::string n1 = read_sysfs("/sys/class/infiniband/mlx5_1/device/local_cpulist", 0);
+  if (cpus >= 2) {
+    EXPECT_EQ(n0, cpus == 2 ? "0\n" : "0-" + std::to_string(cpus / 2 - 1) + "\n");
+    EXPECT_EQ(n1, cpus == 2 ? "1\n" : std::to_string(cpus / 2) + "-" + std::to_string(cpus - 1) + "\n");
+  }
+  // Devices that are not there, other files and other paths are the file system's.
+  errno = 0;
+  EXPECT_LT(open("/sys/class/infiniband/mlx5_2/device/numa_node", O_RDONLY), 0);
+  EXPECT_LT(open("/sys/class/infiniband/mlx5_0/device/resource", O_RDONLY), 0);
+  int fd = open("/proc/self/stat", O_RDONLY);
+  EXPECT_GE(fd, 0);
+  if (fd >= 0) close(fd);
+  // Bad values are rejected with what is accepted (the shim runs in every program: here `cat`).
+  for (const char* bad : {"SOFTHCA_DEVICE_NUMA=0,x", "SOFTHCA_DEVICE_NUMA=-2", "SOFTHCA_NUMA_CPUS=0-:1 SOFTHCA_DEVICE_NUMA=0",
+                          "SOFTHCA_NUMA_CPUS=3-1 SOFTHCA_DEVICE_NUMA=0"}) {
+    std::string cmd = std::string("env ") + bad + " cat /sys/class/infiniband/mlx5_0/device/numa_node 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    char line[256] = "";
+    if (!fgets(line, sizeof line, p)) line[0] = 0;
+    int st = pclose(p);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << bad;
+    EXPECT_NE(strstr(line, "rejected"), nullptr) << bad << ": " << line;
+  }
+  unsetenv("SOFTHCA_DEVICE_NUMA");
+  unsetenv("SOFTHCA_NUM_DEVICES");
+}
+
 // --- CQs: 128-byte CQEs, scatter-to-CQE of up to 64 bytes, IGNORE_OVERRUN -------------------
 
 constexpr int kAll = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
