@@ -645,7 +645,8 @@ TEST(RcLanes, PathFollowsTheKnob) {
   EXPECT_EQ(p.c.wait(), 0);
 }
 
-// A peer that dies: the next operation to it fails, reported once with its PE, no hang.
+// A peer that dies: the next operation to it fails, reported once with its PE and the
+// completion's numbers in hex, no hang.
 TEST(RcLanes, DeadPeerIsReported) {
   for (bool own_lane : {false, true}) {
     EXPECT_EXIT(
@@ -660,7 +661,9 @@ TEST(RcLanes, DeadPeerIsReported) {
           p.s.rc.quiet(lane);
           _exit(0);
         },
-        testing::ExitedWithCode(42), "rc error with PE 1: .*(retries|flushed)");
+        testing::ExitedWithCode(42),
+        "rc error with PE 1: .*(retries|flushed).* \\((syndrome|status) 0x[0-9a-f]{2}, vendor "
+        "error 0x[0-9a-f]{2}\\)");
   }
 }
 

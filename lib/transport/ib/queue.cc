@@ -62,10 +62,11 @@ bool CompletionQueue::poll(Completion *out) {
   out->wqe_counter = be16toh(cqe->wqe_counter);
   out->qpn = be32toh(cqe->sop_drop_qpn) & 0xffffff;
   out->byte_count = be32toh(cqe->byte_cnt);
-  out->syndrome = 0;
+  out->syndrome = out->vendor_syndrome = 0;
   if (opcode == MLX5_CQE_REQ_ERR || opcode == MLX5_CQE_RESP_ERR) {
     auto *err = reinterpret_cast<volatile mlx5_err_cqe *>(cqe);
     out->syndrome = err->syndrome;
+    out->vendor_syndrome = err->vendor_err_synd;
     out->qpn = be32toh(err->s_wqe_opcode_qpn) & 0xffffff;
   }
   ++ci_;

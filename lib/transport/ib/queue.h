@@ -88,6 +88,7 @@ class SendQueue {
 struct Completion {
   uint8_t opcode;        // MLX5_CQE_REQ, MLX5_CQE_REQ_ERR, MLX5_CQE_RESP_SEND, ...
   uint8_t syndrome;      // for the error opcodes: MLX5_CQE_SYNDROME_*
+  uint8_t vendor_syndrome;  // and the device's own reason (vendor_err_synd)
   uint16_t wqe_counter;  // first BB of the completed send WQE
   uint32_t qpn;
   uint32_t byte_count;

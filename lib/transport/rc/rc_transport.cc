@@ -36,7 +36,11 @@ constexpr unsigned kReplySlots = 511;        // 8-byte atomic replies per lane, 
 constexpr size_t kCacheEntries = 16;
 constexpr size_t kCacheBytes = 4u << 20;     // registered by the cache, unless all in use
 constexpr size_t kPage = 4096;
-constexpr auto kConnectTimeout = std::chrono::seconds(10);
+// How long a connection request waits for its answer: 10 s, and 20 ms more per PE of the job,
+// since every PE may be asking the same peer's connection thread at once (all-to-all at start).
+std::chrono::milliseconds connect_timeout(int npes) {
+  return std::chrono::milliseconds(10'000 + 20 * static_cast<int64_t>(npes));
+}
 constexpr auto kRequestResend = std::chrono::milliseconds(50);
 
 enum CmType : uint8_t { kRequest = 1, kReply = 2 };
@@ -79,6 +83,14 @@ const char *status_name(ibv_wc_status s) {
     case IBV_WC_LOC_PROT_ERR: return "local protection error (buffer not registered)";
     default: return ibv_wc_status_str(s);
   }
+}
+
+// The cause of an error completion as fail() reports it: its meaning, then the numbers a
+// vendor's support asks for, in hex (the CQE's syndrome or the verbs status, the vendor error).
+std::string error_cause(const char *meaning, const char *kind, unsigned code, unsigned vendor) {
+  char numbers[64];
+  snprintf(numbers, sizeof numbers, " (%s 0x%02x, vendor error 0x%02x)", kind, code, vendor);
+  return meaning + std::string(numbers);
 }
 
 }  // namespace
@@ -711,7 +723,9 @@ void Transport::handle_cm(const uint8_t *bytes) {
   peer.lid = m.lid;
   memcpy(peer.gid.raw, m.gid, 16);
   if (m.type == kRequest && m.lane == 0) {
-    // Lane 0's QPs serve both directions: the same one whoever asked first.
+    // Lane 0's QPs serve both directions: the same one whoever asked first. To this PE itself
+    // (all-HW AMOs to its own memory) that is one QP connected to itself, which a ConnectX
+    // accepts: rdma-core's mlx5 provider connects its tag-matching command QP the same way.
     Endpoint *ep = find_or_create_locked(lanes_[0].get(), m.pe);
     if (!ep) return;
     if (!ep->connected) ep->connected = connect_qp(ep->qp, m.qpn, peer);
@@ -848,13 +862,17 @@ Transport::Endpoint *Transport::endpoint(Lane *l, int pe) {
     lock.unlock();
     fail(pe, "cannot create an RC queue pair");
   }
-  const auto deadline = Clock::now() + kConnectTimeout;
+  const auto timeout = connect_timeout(npes_);
+  const auto deadline = Clock::now() + timeout;
   auto next_request = Clock::now();
   while (!ep->answered) {
     const auto now = Clock::now();
     if (now >= deadline) {
       lock.unlock();
-      fail(pe, "no answer to the connection request within 10 s (has it exited?)");
+      char cause[96];
+      snprintf(cause, sizeof cause, "no answer to the connection request within %.1f s (has it exited?)",
+               static_cast<double>(timeout.count()) / 1000);
+      fail(pe, cause);
     }
     if (now >= next_request) {
       send_cm(pe, kRequest, static_cast<uint16_t>(l->id), ep->qp->qp_num, 0);
@@ -1030,7 +1048,8 @@ bool Transport::progress(Lane *l) {
       auto it = l->by_qpn.find(c.qpn);
       if (it == l->by_qpn.end()) continue;
       if (c.opcode == MLX5_CQE_REQ_ERR || c.opcode == MLX5_CQE_RESP_ERR)
-        fail(it->second->pe, syndrome_name(c.syndrome));
+        fail(it->second->pe, error_cause(syndrome_name(c.syndrome), "syndrome", c.syndrome,
+                                         c.vendor_syndrome).c_str());
       retire(l, it->second, c.wqe_counter, false);
     }
   } else {
@@ -1042,7 +1061,9 @@ bool Transport::progress(Lane *l) {
       for (int i = 0; i < n; ++i) {
         auto it = l->by_qpn.find(wc[i].qp_num);
         if (it == l->by_qpn.end()) continue;
-        if (wc[i].status != IBV_WC_SUCCESS) fail(it->second->pe, status_name(wc[i].status));
+        if (wc[i].status != IBV_WC_SUCCESS)
+          fail(it->second->pe, error_cause(status_name(wc[i].status), "status", wc[i].status,
+                                           wc[i].vendor_err).c_str());
         retire(l, it->second, wc[i].wr_id, true);
       }
     }
