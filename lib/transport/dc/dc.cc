@@ -42,7 +42,8 @@ bool supported(const ib::Device &device, std::string *why) {
   if (!device.atomics().dc) {
     *why = std::string(device.name()) +
            (device.atomics().from_devx ? " reports no DC targets (QUERY_HCA_CAP dct = 0)"
-                                       : " cannot be asked for DC (DevX refused)");
+                                       : " creates no DC target (and DevX, which could say why, "
+                                         "is refused)");
     return false;
   }
   return true;

@@ -292,8 +292,38 @@ bool Device::read_caps_devx() {
   return true;
 }
 
+// Without DevX nothing says whether the device has DC: an mlx5 device that creates a DC target
+// through mlx5dv_create_qp has it.
+bool Device::probe_dc() const {
+  ibv_cq *cq = ibv_create_cq(ctx_, 1, nullptr, nullptr, 0);
+  ibv_srq_init_attr srq_attr{};
+  srq_attr.attr.max_wr = 1;
+  srq_attr.attr.max_sge = 1;
+  ibv_srq *srq = cq ? ibv_create_srq(pd_, &srq_attr) : nullptr;
+  ibv_qp *dct = nullptr;
+  if (srq) {
+    ibv_qp_init_attr_ex attr{};
+    attr.qp_type = IBV_QPT_DRIVER;
+    attr.send_cq = attr.recv_cq = cq;
+    attr.srq = srq;
+    attr.pd = pd_;
+    attr.comp_mask = IBV_QP_INIT_ATTR_PD;
+    mlx5dv_qp_init_attr dv{};
+    dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
+    dv.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCT;
+    dv.dc_init_attr.dct_access_key = 1;
+    dct = mlx5dv_create_qp(ctx_, &attr, &dv);
+  }
+  const bool dc = dct != nullptr;
+  if (dct) ibv_destroy_qp(dct);
+  if (srq) ibv_destroy_srq(srq);
+  if (cq) ibv_destroy_cq(cq);
+  return dc;
+}
+
 void Device::read_caps_verbs() {
   AtomicCaps c;
+  c.dc = mlx5_ && probe_dc();
   ibv_device_attr_ex attr{};
   if (ibv_query_device_ex(ctx_, nullptr, &attr) == 0) {
     c.standard = attr.orig_attr.atomic_cap != IBV_ATOMIC_NONE;
@@ -376,7 +406,9 @@ std::string Device::describe() const {
   s += caps_.pci_fetch_add || caps_.pci_compare_swap
            ? ", PCIe atomics " + size_list(caps_.pci_fetch_add | caps_.pci_compare_swap) + " bytes"
            : ", no PCIe atomics";
-  s += caps_.from_devx ? " [QUERY_HCA_CAP]" : " [ibv_query_device_ex: DevX not available]";
+  s += caps_.from_devx ? " [QUERY_HCA_CAP]"
+                       : caps_.dc ? " [ibv_query_device_ex: DevX not available; DC: a target was created]"
+                                  : " [ibv_query_device_ex: DevX not available]";
   return s;
 }
 

@@ -114,6 +114,7 @@ class Device {
  private:
   bool read_caps_devx();
   void read_caps_verbs();
+  bool probe_dc() const;
   // The source GID (and its index) of port `port` on `ctx`; false with *why set if it has none
   // that fits (a RoCE port without a RoCE v2 GID, a HOSHMEM_IB_GID_INDEX it does not have).
   bool choose_gid(ibv_context *ctx, uint8_t port, const ibv_port_attr &attr, int wanted,

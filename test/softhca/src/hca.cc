@@ -79,6 +79,7 @@ Config load_config() {
   }
   c.log_max_msg = uint32_t(env_knob("SOFTHCA_LOG_MAX_MSG", 30, 20, 30));
   c.compact_av = env_knob("SOFTHCA_COMPACT_AV", 1, 0, 1) != 0;
+  c.devx = env_knob("SOFTHCA_DEVX", 1, 0, 1) != 0;
   const char* e = getenv("SOFTHCA_ATOMIC_ENDIAN");
   if (e && *e) {
     if (!strcmp(e, "host")) c.atomic_host_endian = true;

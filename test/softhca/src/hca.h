@@ -22,6 +22,7 @@ struct Config {
   Link link = Link::kIb;
   ibv_mtu port_mtu = IBV_MTU_4096;  // SOFTHCA_PORT_MTU (bytes): every port's active MTU
   uint32_t max_rd_atomic = 16;      // SOFTHCA_MAX_RD_ATOMIC: reads/atomics in flight per QP
+  bool devx = true;                 // SOFTHCA_DEVX=0: DevX contexts refused (EPERM)
   uint32_t atomic_window_us = 0;  // widens the HCA atomic read-modify-write window
   bool atomic_host_endian = true;  // 8-byte atomic replies in host order (else big-endian)
   bool masked_atomics = true;      // SOFTHCA_MASKED_ATOMICS=0: a device without extended atomics

@@ -19,12 +19,18 @@ int softhca_masked_atomics(void);
 int softhca_log_max_msg(void);
 int softhca_log_max_rd_atomic(void);
 int softhca_compact_av(void);
+int softhca_devx_allowed(void);
 
 bool mlx5dv_is_supported(ibv_device* d) { return softhca_is_softhca_device(d); }
 
 ibv_context* mlx5dv_open_device(ibv_device* d, mlx5dv_context_attr* attr) {
   if (attr && (attr->comp_mask || (attr->flags & ~uint32_t(MLX5DV_CONTEXT_FLAGS_DEVX)))) {
     errno = EOPNOTSUPP;
+    return nullptr;
+  }
+  // SOFTHCA_DEVX=0: the kernel refuses DevX contexts (no CAP_NET_RAW, or a kernel without DevX).
+  if (attr && (attr->flags & MLX5DV_CONTEXT_FLAGS_DEVX) && !softhca_devx_allowed()) {
+    errno = EPERM;
     return nullptr;
   }
   ibv_context* c = ibv_open_device(d);
@@ -70,6 +76,9 @@ void set_field(uint8_t* base, unsigned bit_off, unsigned bits, uint32_t v) {
 
 int mlx5dv_devx_general_cmd(ibv_context* c, const void* in, size_t inlen, void* out, size_t outlen) {
   if (!softhca_is_softhca_device(c->device) || inlen < 16 || outlen < 16) return EINVAL;
+  // QUERY_HCA_CAP is on the kernel's DevX whitelist, allowed without a DevX context, but only
+  // where the kernel has DevX at all (SOFTHCA_DEVX=0: it has not).
+  if (!softhca_devx_allowed()) return EOPNOTSUPP;
   const uint32_t* w = static_cast<const uint32_t*>(in);
   uint32_t opcode = __builtin_bswap32(w[0]) >> 16;
   uint32_t op_mod = __builtin_bswap32(w[1]) & 0xffff;

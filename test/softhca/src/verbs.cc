@@ -1934,3 +1934,4 @@ extern "C" int softhca_masked_atomics(void) { return config().masked_atomics ? 1
 extern "C" int softhca_log_max_msg(void) { return int(config().log_max_msg); }
 extern "C" int softhca_log_max_rd_atomic(void) { return __builtin_ctz(config().max_rd_atomic); }
 extern "C" int softhca_compact_av(void) { return config().compact_av ? 1 : 0; }
+extern "C" int softhca_devx_allowed(void) { return config().devx ? 1 : 0; }
