@@ -5,6 +5,8 @@
 # (no Bazel runfiles, no LD_LIBRARY_PATH).
 source "$(dirname "$0")/testlib.sh"
 install=$(abspath "$1")
+histogram_src=$(abspath "$2")            # examples/histogram.c
+softlib=$(dirname "$(abspath "$3")")    # the software HCA's libibverbs.so.1
 work=$TEST_TMPDIR/work
 prefix=$work/prefix
 mkdir -p "$work"
@@ -134,6 +136,20 @@ if "${clean_env[@]}" "$prefix/bin/oshcc" global_exit.c -o global_exit 2>err; the
   fi
 else
   fail "oshcc global_exit.c: $(cat err)"
+fi
+# The installed shared library across nodes (the software HCA, all-HW over RC): RDMA, the
+# registration cache and its memory-release hooks run inside libhoshmem.so, not a static link.
+if "${clean_env[@]}" "$prefix/bin/oshcc" -O2 "$histogram_src" -o histogram 2>err; then
+  run_job 120 out err "${clean_env[@]}" LD_LIBRARY_PATH="$softlib" SOFTHCA_FABRIC="inst$marker" \
+    HOSHMEM_PES_PER_NODE=1 HOSHMEM_ATOMICS=hw HOSHMEM_TRANSPORT=rc \
+    "$prefix/bin/oshrun" -np 4 ./histogram 2000 "$marker"
+  if ((rc == 0)) && grep -q 'counter exact  histogram exact' out; then
+    pass "libhoshmem.so across nodes over RC: $(cat out)"
+  else
+    fail "libhoshmem.so across nodes over RC: status $rc: $(cat out err)"
+  fi
+else
+  fail "oshcc histogram.c: $(cat err)"
 fi
 check_no_leftovers "install tree"
 finish
