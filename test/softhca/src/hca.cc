@@ -6,6 +6,7 @@
 #include "mkey.h"
 #include "recv.h"
 #include "wakeup.h"
+#include "wqe_log.h"
 
 #include <signal.h>
 #include <pthread.h>
@@ -777,6 +778,12 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
   uint32_t w0 = be32(ctrl.opmod_idx_opcode);
   uint8_t opcode = w0 & 0xff, opmod = w0 >> 24;
   uint32_t ds = be32(ctrl.qpn_ds) & 0x3f;
+  if (wqe_log_on()) {  // SOFTHCA_WQE_LOG: the WQE as written (ds * 16 bytes, at least the ctrl)
+    uint8_t raw[64 * 16];
+    uint32_t n = std::min(std::max(ds, 1u) * 16, qp->sq_bbs * 64);
+    wqe_read(qp, start, 0, raw, n);
+    wqe_log(qp, start, raw, n);
+  }
   Pending p;
   p.idx = start & 0xffff;
   p.psn = 0;
