@@ -16,7 +16,7 @@ namespace hoshmem {
 #elif defined(__aarch64__)
   asm volatile("isb" ::: "memory");
 #else
-#error "lib/base/cpu_relax.h: no spin-wait pause for this architecture (x86-64 and aarch64 have one)"
+#error "cpu_relax.h: no spin-wait pause for this architecture (x86-64 and aarch64 have one)"
 #endif
 }
 

@@ -65,7 +65,7 @@ namespace hoshmem::ib {
 }
 
 #else
-#error "lib/transport/ib/barriers.h: no CPU-to-HCA barriers for this architecture (x86-64 and aarch64 have them)"
+#error "barriers.h: no CPU-to-HCA barriers for this architecture (x86-64 and aarch64 have them)"
 #endif
 
 }  // namespace hoshmem::ib
