@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace hoshmem::shm {
@@ -52,6 +54,27 @@ TEST(PutCopy, EveryVariantCopiesEverySizeExactly) {
     for (size_t bytes : {4096, 65536 + 13}) check_variant(variants[k], bytes, 5, 3);
   }
   EXPECT_GE(ran, 1);  // sse2 runs on every x86-64, generic on every aarch64
+}
+
+// The variant the library's puts use (the ifunc's choice): the one HOSHMEM_PUT_COPY names when it
+// is set (scripts/test-aarch64.sh runs this test with each variant forced), else the widest this
+// CPU runs.
+TEST(PutCopy, InUseIsTheForcedOrTheWidestVariant) {
+  size_t n = 0;
+  const PutCopyVariant *variants = put_copy_variants(&n);
+  bool forced = false;
+  const std::string in_use = put_copy_in_use(&forced);
+  const char *want = getenv("HOSHMEM_PUT_COPY");
+  if (want && *want) {
+    EXPECT_TRUE(forced) << "HOSHMEM_PUT_COPY=" << want << " not taken: " << in_use << " in use";
+    EXPECT_EQ(in_use, want);
+    return;
+  }
+  EXPECT_FALSE(forced);
+  size_t widest = 0;
+  while (widest < n && !variants[widest].runs_here) ++widest;
+  ASSERT_LT(widest, n);
+  EXPECT_EQ(in_use, variants[widest].name);
 }
 
 // A counting write watchpoint on one byte for this thread, or -1 where perf events are refused.
