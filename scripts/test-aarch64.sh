@@ -9,8 +9,9 @@
 # every architecture, so the host's serve; nothing is linked against libibverbs or PMIx, which the
 # unit tests do not need). Then, in build/aarch64 (kept: the next run recompiles only what
 # changed):
-#  - compiles every source file of the library for aarch64 (all of them must compile), googletest,
-#    and the unit tests of test/unit;
+#  - compiles every source file of the library for aarch64 and examples/hello.c (the public header
+#    with its inline fast path; all of them must compile), googletest and the unit tests of
+#    test/unit;
 #  - checks what the CPU-to-HCA barriers, cpu_relax and a doorbell compile to, for aarch64 and
 #    for x86-64 (test/aarch64/barrier_instructions.cc, read back with objdump), against the table
 #    below: one case per function and architecture;
@@ -85,6 +86,7 @@ mkdir -p "$out/include"
 ln -sfn /usr/include/infiniband "$out/include/infiniband"
 for f in "$pmix_inc"/*; do ln -sfn "$f" "$out/include/$(basename "$f")"; done
 lib_sources=$(find lib -name '*.cc' | sort | tr '\n' ' ')
+must_compile="$lib_sources examples/hello.c"
 cat >"$out/Makefile" <<MAKE
 # Written by scripts/test-aarch64.sh on each run.
 O := $out
@@ -95,7 +97,7 @@ GTEST := -isystem $gtest_src/include
 LIB_OBJS := \$(patsubst %.cc,\$(O)/obj/%.o,$lib_sources)
 TESTS := \$(patsubst %,\$(O)/bin/%,${tests[*]})
 
-all: \$(LIB_OBJS) \$(TESTS) \$(O)/probe/aarch64.o \$(O)/probe/x86_64.o
+all: \$(LIB_OBJS) \$(O)/obj/examples/hello.o \$(TESTS) \$(O)/probe/aarch64.o \$(O)/probe/x86_64.o
 # Keep the objects of tests and googletest for the next run (make removes intermediate files).
 .SECONDARY:
 
@@ -107,6 +109,10 @@ NO_INLINE := \$(O)/obj/lib/transport/shm/%.o \$(O)/obj/lib/core/%.o \$(O)/obj/li
 \$(O)/obj/%.o: %.cc
 	@mkdir -p \$(@D)
 	\$(CXX) \$(CXXFLAGS) -c \$< -o \$@
+
+\$(O)/obj/%.o: %.c
+	@mkdir -p \$(@D)
+	aarch64-linux-gnu-gcc -std=c11 -O2 -Wall -Wextra -Iinclude/shmem -MMD -MP -c \$< -o \$@
 
 \$(O)/libhoshmem.a: \$(LIB_OBJS)
 	rm -f \$@ && aarch64-linux-gnu-ar rcs \$@ \$^
@@ -130,14 +136,15 @@ GTEST_OBJS := \$(O)/obj/gtest/gtest-all.o \$(O)/obj/gtest/gtest_main.o
 
 -include \$(shell find \$(O)/obj \$(O)/probe -name '*.d' 2>/dev/null)
 MAKE
-step "compiling the library ($(wc -w <<<"$lib_sources") files), googletest and" \
-  "${#tests[@]} unit tests for aarch64 (output: $log)"
+step "compiling for aarch64: $(wc -w <<<"$lib_sources") library files, examples/hello.c," \
+  "googletest, ${#tests[@]} unit tests"
 build_begin=$SECONDS
 make -f "$out/Makefile" -k -j"$(nproc)" all >>"$log" 2>&1
 build_status=$?
 warnings=$(grep -c ': warning: ' "$log")
 msg="   took $((SECONDS - build_begin)) s"
-((warnings)) && msg+=", $warnings compiler warnings (in the log)"
+((warnings)) && msg+=", $warnings compiler warnings"
+msg+=" (output: $log)"
 echo "$msg"
 # up_to_date TARGET: make has TARGET and nothing it depends on is newer (a file left from an
 # earlier run does not count once its sources changed).
@@ -147,7 +154,7 @@ if ((build_status != 0)); then
   grep -aE ': error: |: fatal error: |undefined reference' "$log" | head -30
   # Every library file must compile, whether or not a test uses it: each one that did not is a
   # failure (a test that did not build is one below).
-  bad=$(for f in $lib_sources; do up_to_date "$out/obj/${f%.cc}.o" || echo "$f"; done)
+  bad=$(for f in $must_compile; do up_to_date "$out/obj/${f%.*}.o" || echo "$f"; done)
   if [[ -n $bad ]]; then
     echo "did not compile for aarch64:"; sed 's/^/   /' <<<"$bad"
     failed=$((failed + $(grep -c . <<<"$bad")))
