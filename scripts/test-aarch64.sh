@@ -5,9 +5,11 @@
 #   scripts/test-aarch64.sh
 #
 # Installs what is missing (the cross compiler, qemu-user, make, and the headers the library
-# compiles against: googletest's sources, rdma-core's and PMIx's headers, which are the same on
-# every architecture, so the host's serve; nothing is linked against libibverbs or PMIx, which the
-# unit tests do not need). Then, in build/aarch64 (kept: the next run recompiles only what
+# compiles against: googletest's sources, rdma-core's, PMIx's and hwloc's headers, which are the
+# same on every architecture, so the host's serve). Nothing is linked against libibverbs, PMIx or
+# hwloc, which the unit tests do not call: the library is compiled with a section per function
+# and the tests linked with --gc-sections, so the functions that call them drop out (a test that
+# called one would not link). Then, in build/aarch64 (kept: the next run recompiles only what
 # changed):
 #  - compiles every source file of the library for aarch64 and examples/hello.c (the public header
 #    with its inline fast path; all of them must compile), googletest and the unit tests of
@@ -31,8 +33,8 @@ mkdir -p build/logs "$out/logs"
 rm -f "$out"/logs/*.log
 step() { echo "== $*"; }
 
-# Every unit test of test/unit: none needs an RDMA device, libibverbs or PMIx at run time (a test
-# links only the layers it uses, out of an archive of the whole library).
+# Every unit test of test/unit: none needs an RDMA device, libibverbs, PMIx or hwloc at run time
+# (a test links only what it uses, out of an archive of the whole library).
 mapfile -t tests < <(cd test/unit && ls ./*_test.cc | sed -E 's|^\./||; s|\.cc$||')
 # The put copy's variants on aarch64 (lib/transport/shm/put_copy.cc).
 put_copy_variants=(generic)
@@ -60,7 +62,8 @@ passed=0 failed=0 skipped=0
 
 # ---- packages ----
 step "packages"
-need=(g++-aarch64-linux-gnu qemu-user make binutils g++ libgtest-dev libibverbs-dev libpmix-dev)
+need=(g++-aarch64-linux-gnu qemu-user make binutils g++ libgtest-dev libibverbs-dev libpmix-dev
+      libhwloc-dev)
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -75,24 +78,32 @@ if ((${#missing[@]})); then
 fi
 gtest_src=/usr/src/googletest/googletest
 pmix_inc=$(dirname "$(dpkg -L libpmix-dev | grep -m1 '/pmix\.h$')")
-for f in "$gtest_src/src/gtest-all.cc" /usr/include/infiniband/mlx5dv.h "$pmix_inc/pmix.h"; do
+hwloc_autogen=$(dirname "$(dpkg -L libhwloc-dev | grep -m1 '/hwloc/autogen/config\.h$')")
+for f in "$gtest_src/src/gtest-all.cc" /usr/include/infiniband/mlx5dv.h "$pmix_inc/pmix.h" \
+         /usr/include/hwloc.h "$hwloc_autogen/config.h"; do
   [[ -f $f ]] || { echo "$f is missing"; echo "0 passed, 1 failed"; exit 1; }
 done
 
 # ---- build ----
-# The host's rdma-core and PMIx headers, searched after the cross compiler's own (so its libc and
-# kernel headers win): a directory of links to them alone, not /usr/include.
-mkdir -p "$out/include"
+# The host's rdma-core, PMIx and hwloc headers, searched after the cross compiler's own (so its
+# libc and kernel headers win): a directory of links to them alone, not /usr/include. hwloc's
+# autogen/config.h lives in the host's multiarch directory (it sets no type sizes).
+mkdir -p "$out/include/hwloc"
 ln -sfn /usr/include/infiniband "$out/include/infiniband"
 for f in "$pmix_inc"/*; do ln -sfn "$f" "$out/include/$(basename "$f")"; done
+ln -sfn /usr/include/hwloc.h "$out/include/hwloc.h"
+for f in /usr/include/hwloc/*; do ln -sfn "$f" "$out/include/hwloc/$(basename "$f")"; done
+ln -sfn "$hwloc_autogen" "$out/include/hwloc/autogen"
 lib_sources=$(find lib -name '*.cc' | sort | tr '\n' ' ')
 must_compile="$lib_sources examples/hello.c"
 cat >"$out/Makefile" <<MAKE
 # Written by scripts/test-aarch64.sh on each run.
 O := $out
 CXX := aarch64-linux-gnu-g++
-# As .bazelrc builds, plus dependency files for the next run.
+# As .bazelrc builds, plus dependency files for the next run and a section per function and
+# object (for --gc-sections).
 CXXFLAGS := -std=c++20 -O2 -Wall -Wextra -I. -Iinclude/shmem -idirafter \$(O)/include -MMD -MP
+LIB_FLAGS := -ffunction-sections -fdata-sections
 GTEST := -isystem $gtest_src/include
 LIB_OBJS := \$(patsubst %.cc,\$(O)/obj/%.o,$lib_sources)
 TESTS := \$(patsubst %,\$(O)/bin/%,${tests[*]})
@@ -105,6 +116,7 @@ all: \$(LIB_OBJS) \$(O)/obj/examples/hello.o \$(TESTS) \$(O)/probe/aarch64.o \$(
 NO_INLINE := \$(O)/obj/lib/transport/shm/%.o \$(O)/obj/lib/core/%.o \$(O)/obj/lib/api/%.o
 \$(NO_INLINE): CXXFLAGS += -DHOSHMEM_NO_INLINE
 \$(O)/obj/test/%.o: CXXFLAGS += \$(GTEST)
+\$(O)/obj/lib/%.o: CXXFLAGS += \$(LIB_FLAGS)
 
 \$(O)/obj/%.o: %.cc
 	@mkdir -p \$(@D)
@@ -121,11 +133,11 @@ NO_INLINE := \$(O)/obj/lib/transport/shm/%.o \$(O)/obj/lib/core/%.o \$(O)/obj/li
 	@mkdir -p \$(@D)
 	\$(CXX) -std=c++20 -O2 -I$gtest_src \$(GTEST) -c \$< -o \$@
 
-# A test links the layers it uses out of the archive.
+# A test links what it uses out of the archive, without the functions it never calls.
 GTEST_OBJS := \$(O)/obj/gtest/gtest-all.o \$(O)/obj/gtest/gtest_main.o
 \$(O)/bin/%: \$(O)/obj/test/unit/%.o \$(O)/libhoshmem.a \$(GTEST_OBJS)
 	@mkdir -p \$(@D)
-	\$(CXX) \$< \$(O)/libhoshmem.a \$(GTEST_OBJS) -pthread -ldl -o \$@
+	\$(CXX) \$< \$(O)/libhoshmem.a \$(GTEST_OBJS) -Wl,--gc-sections -pthread -ldl -o \$@
 
 \$(O)/probe/aarch64.o: test/aarch64/barrier_instructions.cc
 	@mkdir -p \$(@D)
