@@ -119,16 +119,18 @@ void report(const void *base, size_t length) {
 }
 
 // --- the replacements: report, then make the system call (as the glibc wrapper would) ------
+// Only x86-64's patches jump to them (installation, below): elsewhere they are unused.
 
 void **g_curbrk = nullptr;  // glibc's __curbrk, which sbrk reads and brk keeps up to date
 
-int hooked_munmap(void *addr, size_t length) {
+[[maybe_unused]] int hooked_munmap(void *addr, size_t length) {
   report(addr, length);
   return static_cast<int>(syscall(SYS_munmap, addr, length));
 }
 
-void *hooked_mremap(void *old_address, size_t old_size, size_t new_size, int flags,
-                    void *new_address) {  // variadic in libc: the fifth argument is in %r8 anyway
+[[maybe_unused]] void *hooked_mremap(void *old_address, size_t old_size, size_t new_size,
+                                     int flags, void *new_address) {
+  // variadic in libc: the fifth argument is in %r8 anyway
   report(old_address, old_size);
   if (flags & MREMAP_FIXED) report(new_address, new_size);
   const bool fifth = flags & (MREMAP_FIXED | MREMAP_DONTUNMAP);
@@ -136,21 +138,22 @@ void *hooked_mremap(void *old_address, size_t old_size, size_t new_size, int fla
                                           long{flags}, fifth ? new_address : nullptr));
 }
 
-int hooked_madvise(void *addr, size_t length, int advice) {
+[[maybe_unused]] int hooked_madvise(void *addr, size_t length, int advice) {
   if (advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE ||
       advice == MADV_DONTNEED_LOCKED)
     report(addr, length);
   return static_cast<int>(syscall(SYS_madvise, addr, length, long{advice}));
 }
 
-void *hooked_mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset) {
+[[maybe_unused]] void *hooked_mmap(void *addr, size_t length, int prot, int flags, int fd,
+                                   off_t offset) {
   if ((flags & MAP_FIXED) && !(flags & MAP_FIXED_NOREPLACE)) report(addr, length);
   // ints widened as glibc's wrapper does (syscall(2) passes whole registers on)
   return reinterpret_cast<void *>(
       syscall(SYS_mmap, addr, length, long{prot}, long{flags}, long{fd}, long{offset}));
 }
 
-int hooked_brk(void *addr) {
+[[maybe_unused]] int hooked_brk(void *addr) {
   auto current = reinterpret_cast<uintptr_t>(*g_curbrk);
   if (!current) current = static_cast<uintptr_t>(syscall(SYS_brk, 0));
   const auto want = reinterpret_cast<uintptr_t>(addr);

@@ -10,6 +10,8 @@
 
 #include <atomic>
 
+#include "lib/base/cpu_relax.h"
+
 namespace hoshmem {
 
 class SpinLock {
@@ -25,7 +27,7 @@ class SpinLock {
   void wait_until_free() {
     for (unsigned spins = 0; held_.load(std::memory_order_relaxed); ++spins) {
       if (spins < 64)
-        __builtin_ia32_pause();
+        cpu_relax();
       else
         sched_yield();
     }

@@ -98,7 +98,7 @@ constexpr Variable kVariables[] = {
     {"HOSHMEM_UD_PROGRESS_THREAD", nullptr, "1", "0 or 1",
      "UD: a thread that sleeps until a message arrives and answers it; 0: messages are served "
      "only while the target PE is inside the library"},
-    {"HOSHMEM_PUT_COPY", nullptr, "auto", "auto, avx512, avx2 or sse2",
+    {"HOSHMEM_PUT_COPY", nullptr, "auto", "auto; x86-64: avx512, avx2 or sse2; aarch64: generic",
      "the put copy's instructions (auto: the widest this CPU has); read when the library is "
      "loaded, so it must be in the environment the program starts with"},
     {"HOSHMEM_SLEEP_TIMEOUT_US", nullptr, "0", "microseconds, 1 to 60000000, or 0 for the default",
@@ -210,7 +210,7 @@ Config load_config() {
   c.ud_rto_us = parsed_var("HOSHMEM_UD_RTO_US", in_range(10, 10'000'000));
   c.ud_give_up_ms = parsed_var("HOSHMEM_UD_GIVE_UP_MS", in_range(100, 3'600'000));
   c.ud_progress_thread = bool_var("HOSHMEM_UD_PROGRESS_THREAD");
-  c.put_copy = choice_var("HOSHMEM_PUT_COPY", {"auto", "avx512", "avx2", "sse2"});
+  c.put_copy = choice_var("HOSHMEM_PUT_COPY", {"auto", "avx512", "avx2", "sse2", "generic"});
   c.sleep_timeout_us = parsed_var("HOSHMEM_SLEEP_TIMEOUT_US", [](const char *text) {
     auto us = parse_uint(text);
     return us && *us <= 60 * 1000 * 1000 ? us : std::nullopt;

@@ -20,7 +20,7 @@ struct Config {
   bool share_globals;       // HOSHMEM_SHARE_GLOBALS
   std::string wait;         // HOSHMEM_WAIT: auto | spin | yield | sleep
   uint64_t sleep_timeout_us;  // HOSHMEM_SLEEP_TIMEOUT_US (0: the wait policy's own)
-  std::string put_copy;       // HOSHMEM_PUT_COPY: auto | avx512 | avx2 | sse2
+  std::string put_copy;       // HOSHMEM_PUT_COPY: auto | avx512 | avx2 | sse2 | generic
   std::string device;         // HOSHMEM_DEVICE: name[:port], empty for the first active port
   int ib_gid_index;           // HOSHMEM_IB_GID_INDEX (-1: auto)
   int ib_tc;                  // HOSHMEM_IB_TC (-1: auto)

@@ -14,14 +14,16 @@
 #include <cstdint>
 #include <optional>
 
+#include "lib/base/cpu_relax.h"
 #include "lib/progress/progress_thread.h"
 #include "lib/transport/shm/control_block.h"
 
 namespace hoshmem {
 
 struct WaitPolicy {
-  // ~10 us of pause on current x86 (a pause is tens of ns): long enough for a peer on another core
-  // to arrive, short enough not to burn the slice of a peer that shares our core.
+  // ~10 us of cpu_relax on current x86 (a pause is tens of ns; aarch64's isb is shorter, so the
+  // phase ends sooner there): long enough for a peer on another core to arrive, short enough not
+  // to burn the slice of a peer that shares our core.
   uint32_t spin_iterations = 256;  // 0 when PEs outnumber cores
   uint32_t yield_iterations = 256;
   long sleep_timeout_ns = 500 * 1000;
@@ -39,8 +41,6 @@ struct WaitPolicy {
   progress::Source *serve = nullptr;
   progress::Thread *serve_thread = nullptr;
 };
-
-inline void cpu_relax() { __builtin_ia32_pause(); }
 
 // Returns once ready() is true. `mine` is this PE's control block (its doorbell); `what` says who
 // will ring it (shm::SleepFor): any put or AMO (kSleepForData), or only library messages

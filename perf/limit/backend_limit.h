@@ -95,7 +95,13 @@ static inline void bk_free(void *p) { (void)p; }
 
 static inline void bk_spin_pause(unsigned *k) {
   if (++*k < 256) {
+#if defined(__x86_64__)
     __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("isb" ::: "memory"); /* as lib/base/cpu_relax.h: yield is a no-op there */
+#else
+#error "backend_limit.h: no spin-wait pause for this architecture"
+#endif
   } else if (*k < 4096) {
     sched_yield(); /* oversubscribed: let the PE we wait for run */
   } else {

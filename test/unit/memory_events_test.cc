@@ -62,6 +62,8 @@ void *map(size_t n) {
 
 constexpr size_t kMiB = 1 << 20;
 
+#if defined(__x86_64__)
+
 class MemoryEvents : public testing::Test {
  protected:
   void SetUp() override {
@@ -71,6 +73,23 @@ class MemoryEvents : public testing::Test {
   }
   void TearDown() override { unsubscribe(record, nullptr); }
 };
+
+#else  // the hooks are x86-64 code: elsewhere subscribe refuses, and says why
+
+TEST(MemoryEventsElsewhere, SubscribeRefusesAndSaysWhy) {
+  std::string why;
+  EXPECT_FALSE(subscribe(record, nullptr, &why));
+  EXPECT_NE(why.find("x86-64 only"), std::string::npos) << why;
+  EXPECT_FALSE(intact());
+  EXPECT_EQ(method(), "not hooked: " + why);
+}
+
+class MemoryEvents : public testing::Test {
+ protected:
+  void SetUp() override { GTEST_SKIP() << "no memory-release hooks on this architecture"; }
+};
+
+#endif
 
 TEST_F(MemoryEvents, InstalledByPatchingLibc) {
   EXPECT_TRUE(intact());

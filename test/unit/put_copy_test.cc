@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace hoshmem::shm {
@@ -38,7 +40,11 @@ void check_variant(const PutCopyVariant &v, size_t bytes, size_t to_misalign,
 TEST(PutCopy, EveryVariantCopiesEverySizeExactly) {
   size_t n = 0;
   const PutCopyVariant *variants = put_copy_variants(&n);
-  ASSERT_EQ(n, 3u);
+#if defined(__x86_64__)
+  ASSERT_EQ(n, 3u);  // avx512, avx2, sse2
+#elif defined(__aarch64__)
+  ASSERT_EQ(n, 1u);  // generic
+#endif
   int ran = 0;
   for (size_t k = 0; k < n; ++k) {
     if (!variants[k].runs_here) continue;
@@ -47,7 +53,28 @@ TEST(PutCopy, EveryVariantCopiesEverySizeExactly) {
       for (size_t mis : {0, 1, 8, 17}) check_variant(variants[k], bytes, mis, (mis * 3) % 64);
     for (size_t bytes : {4096, 65536 + 13}) check_variant(variants[k], bytes, 5, 3);
   }
-  EXPECT_GE(ran, 1);  // sse2 runs on every x86-64
+  EXPECT_GE(ran, 1);  // sse2 runs on every x86-64, generic on every aarch64
+}
+
+// The variant the library's puts use (the ifunc's choice): the one HOSHMEM_PUT_COPY names when it
+// is set (scripts/test-aarch64.sh runs this test with each variant forced), else the widest this
+// CPU runs.
+TEST(PutCopy, InUseIsTheForcedOrTheWidestVariant) {
+  size_t n = 0;
+  const PutCopyVariant *variants = put_copy_variants(&n);
+  bool forced = false;
+  const std::string in_use = put_copy_in_use(&forced);
+  const char *want = getenv("HOSHMEM_PUT_COPY");
+  if (want && *want) {
+    EXPECT_TRUE(forced) << "HOSHMEM_PUT_COPY=" << want << " not taken: " << in_use << " in use";
+    EXPECT_EQ(in_use, want);
+    return;
+  }
+  EXPECT_FALSE(forced);
+  size_t widest = 0;
+  while (widest < n && !variants[widest].runs_here) ++widest;
+  ASSERT_LT(widest, n);
+  EXPECT_EQ(in_use, variants[widest].name);
 }
 
 // A counting write watchpoint on one byte for this thread, or -1 where perf events are refused.

@@ -3,8 +3,6 @@
 
 #include <endian.h>
 
-#include <atomic>
-
 namespace hoshmem::ib {
 namespace {
 constexpr unsigned kCqConsumerIndexRecord = 0;  // dbrec[0] of a CQ: its consumer index
@@ -57,7 +55,7 @@ bool CompletionQueue::poll(Completion *out) {
   // Owned by software when the owner bit equals the wrap parity of the consumer index.
   if (opcode == MLX5_CQE_INVALID || (op_own & MLX5_CQE_OWNER_MASK) != ((ci_ / cqe_count_) & 1))
     return false;
-  std::atomic_thread_fence(std::memory_order_acquire);  // the rest of the CQE after op_own
+  cqe_owner_before_body();  // the rest of the CQE after op_own (barriers.h)
   out->opcode = opcode;
   out->wqe_counter = be16toh(cqe->wqe_counter);
   out->qpn = be32toh(cqe->sop_drop_qpn) & 0xffffff;
@@ -70,6 +68,7 @@ bool CompletionQueue::poll(Completion *out) {
     out->qpn = be32toh(err->s_wqe_opcode_qpn) & 0xffffff;
   }
   ++ci_;
+  // No barrier before the consumer index (barriers.h).
   dbrec_[kCqConsumerIndexRecord] = htobe32(ci_ & 0xffffff);
   return true;
 }

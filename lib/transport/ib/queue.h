@@ -8,21 +8,12 @@
 
 #include <endian.h>
 
-#include <atomic>
 #include <cstdint>
 
+#include "lib/transport/ib/barriers.h"
 #include "lib/transport/ib/wqe.h"
 
 namespace hoshmem::ib {
-
-// Orders earlier stores before later ones, write-combining (device) memory included.
-inline void store_fence() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_sfence();
-#else
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
-}
 
 class SendQueue {
  public:
@@ -41,15 +32,14 @@ class SendQueue {
   [[gnu::always_inline]] void post(const void *wqe, unsigned bbs) {
     const uint64_t first8 = *static_cast<const uint64_t *>(wqe);
     ring_.pi = static_cast<uint16_t>(ring_.pi + bbs);
-    // x86 keeps stores to ordinary memory in order: the WQE is visible before the record that
-    // announces it once the compiler keeps them in order.
-    std::atomic_signal_fence(std::memory_order_seq_cst);
+    // The orderings (barriers.h): the WQE before the record that announces it, the record before
+    // the doorbell (device memory, write-combining), and the doorbell out of the write-combining
+    // buffer.
+    wqe_before_doorbell_record();
     dbrec_[MLX5_SND_DBR] = htobe32(ring_.pi);
-    // The record before the doorbell (device memory, write-combining), and the doorbell out of
-    // the write-combining buffer.
-    store_fence();
+    doorbell_record_before_doorbell();
     *reinterpret_cast<volatile uint64_t *>(bf_next_) = first8;
-    store_fence();
+    doorbell_out();
     bf_next_ ^= bf_toggle_;
   }
   // The BB at the producer index, for a WQE of one BB (ring().segment(0) with one operation
@@ -61,11 +51,11 @@ class SendQueue {
   [[gnu::always_inline]] void post_one(uint64_t first8, uint16_t pi) {
     const uint16_t next = static_cast<uint16_t>(pi + 1);
     ring_.pi = next;
-    std::atomic_signal_fence(std::memory_order_seq_cst);
+    wqe_before_doorbell_record();
     dbrec_[MLX5_SND_DBR] = htobe32(next);
-    store_fence();
+    doorbell_record_before_doorbell();
     *reinterpret_cast<volatile uint64_t *>(bf_next_) = first8;
-    store_fence();
+    doorbell_out();
     bf_next_ ^= bf_toggle_;
   }
   // A completion for the WQE whose first BB had index `wqe_counter` frees the BBs up to it (and

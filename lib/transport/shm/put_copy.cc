@@ -5,10 +5,14 @@
 // each, by stores in address order (AVX-512: one store), after everything before them.
 //
 // It is picked once at load time (GNU ifunc) for the widest moves the CPU has: a put of a few
-// hundred bytes is as many moves as memcpy would make, and costs a call, as memcpy would.
+// hundred bytes is as many moves as memcpy would make, and costs a call, as memcpy would. x86-64
+// has three variants (AVX-512, AVX2, SSE2); aarch64 has one, `generic`: the same 16-byte moves as
+// SSE2's, written in GCC's portable vector extension, which compiles to Advanced SIMD (q register)
+// loads and stores there, part of every aarch64 core.
 #include "lib/transport/shm/put_copy.h"
 
 #include <shmem.h>
+#include <sys/syscall.h>
 
 #include <cstddef>
 #include <cstring>
@@ -104,6 +108,8 @@ inline void put_head_pieces(char *to, const char *from, size_t head) {
       *(volatile Piece *)(to + head + 64 / TAIL_MOVES * k) = tail[k];                        \
   }
 
+#if defined(__x86_64__)
+
 // The instructions each variant may use, and exactly what its CPU test checks: a variant is
 // compiled for these features alone (not for a whole -march, which would let the compiler use
 // instructions the run-time test never looked at).
@@ -136,20 +142,38 @@ HOSHMEM_DEFINE_PUT_COPY(put_copy_avx2, __attribute__((target(HOSHMEM_AVX2_FEATUR
                         put_small, put_head_pieces)
 HOSHMEM_DEFINE_PUT_COPY(put_copy_sse2, , 16, 4, put_small, put_head_pieces)
 
-// HOSHMEM_PUT_COPY=avx512|avx2|sse2 forces a variant, so that tests run the library with each one
-// this CPU has. The resolver runs while the dynamic linker relocates the library (static programs:
-// before libc is set up), when neither getenv nor errno can be used yet: it reads the environment
-// the process started with from /proc/self/environ through raw system calls.
+#elif defined(__aarch64__)
+
+HOSHMEM_DEFINE_PUT_COPY(put_copy_generic, , 16, 4, put_small, put_head_pieces)
+
+#else
+#error "put_copy.cc: no put copy for this architecture (x86-64 and aarch64 have one)"
+#endif
+
+// HOSHMEM_PUT_COPY=avx512|avx2|sse2 (aarch64: generic) forces a variant, so that tests run the
+// library with each one this CPU has. The resolver runs while the dynamic linker relocates the
+// library (static programs: before libc is set up), when neither getenv nor errno can be used
+// yet: it reads the environment the process started with from /proc/self/environ through raw
+// system calls.
 long raw_syscall3(long nr, long a, long b, long c) {
+#if defined(__x86_64__)
   long ret;
   asm volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
   return ret;
+#else  // aarch64: the number in x8, the arguments and the result in x0-x2
+  register long x8 asm("x8") = nr;
+  register long x0 asm("x0") = a;
+  register long x1 asm("x1") = b;
+  register long x2 asm("x2") = c;
+  asm volatile("svc #0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory");
+  return x0;
+#endif
 }
 
 // Copies the value of HOSHMEM_PUT_COPY (at most cap - 1 bytes) into `value`; false if not set.
 bool forced_variant_name(char *value, size_t cap) {
   static const char kKey[] = "HOSHMEM_PUT_COPY=";
-  const long fd = raw_syscall3(257 /* openat */, -100 /* AT_FDCWD */,
+  const long fd = raw_syscall3(SYS_openat, -100 /* AT_FDCWD */,
                                reinterpret_cast<long>("/proc/self/environ"), 0 /* O_RDONLY */);
   if (fd < 0) return false;
   size_t matched = 0, len = 0;  // key bytes matched in this entry (kNoMatch: none can be)
@@ -157,7 +181,7 @@ bool forced_variant_name(char *value, size_t cap) {
   bool in_value = false, done = false;
   char buf[512];
   long n;
-  while (!done && (n = raw_syscall3(0 /* read */, fd, reinterpret_cast<long>(buf), sizeof buf)) > 0) {
+  while (!done && (n = raw_syscall3(SYS_read, fd, reinterpret_cast<long>(buf), sizeof buf)) > 0) {
     for (long i = 0; i < n && !done; ++i) {
       const char c = buf[i];
       if (in_value) {
@@ -171,7 +195,7 @@ bool forced_variant_name(char *value, size_t cap) {
       if (matched == sizeof kKey - 1) in_value = true;
     }
   }
-  raw_syscall3(3 /* close */, fd, 0, 0);
+  raw_syscall3(SYS_close, fd, 0, 0);
   value[len] = '\0';
   return in_value;
 }
@@ -193,12 +217,16 @@ extern "C" PutCopy hoshmem_resolve_put_copy();
 namespace hoshmem::shm {
 
 const PutCopyVariant *put_copy_variants(size_t *count) {
+#if defined(__x86_64__)
   __builtin_cpu_init();  // the CPU-feature tests below may run before constructors
   static const PutCopyVariant variants[] = {
       {"avx512", put_copy_avx512, cpu_runs_avx512()},
       {"avx2", put_copy_avx2, cpu_runs_avx2()},
       {"sse2", put_copy_sse2, true},
   };
+#else
+  static const PutCopyVariant variants[] = {{"generic", put_copy_generic, true}};
+#endif
   *count = sizeof variants / sizeof *variants;
   return variants;
 }
@@ -218,6 +246,7 @@ extern "C" {
 // system calls may be used here. A forced variant this CPU cannot run is not taken (shmem_init
 // then reports it); otherwise the widest one the CPU runs.
 PutCopy hoshmem_resolve_put_copy() {
+#if defined(__x86_64__)
   __builtin_cpu_init();
   const PutCopy widest = cpu_runs_avx512() ? put_copy_avx512
                          : cpu_runs_avx2() ? put_copy_avx2
@@ -239,6 +268,12 @@ PutCopy hoshmem_resolve_put_copy() {
     }
   }
   return widest;
+#else  // aarch64: the one variant; forced when named
+  g_in_use = "generic";
+  char name[16];
+  if (forced_variant_name(name, sizeof name) && same_name("generic", name)) g_forced = true;
+  return put_copy_generic;
+#endif
 }
 
 void hoshmem_fast_put_copy(char *to, const void *from, size_t bytes)
