@@ -25,7 +25,9 @@ class SendQueue {
   uint32_t free_bbs() const { return ring_.bb_count - static_cast<uint16_t>(ring_.pi - done_); }
   // Hands the WQE just written (of `bbs` BBs, at the producer index) to the HCA: the doorbell
   // record, then the first 8 bytes of its control segment to the doorbell register. (BlueFlame,
-  // which copies the whole WQE there to save the HCA a read, is left for later.) With BlueFlame
+  // which copies the whole WQE there to save the HCA a read, is left for later.) A register
+  // rdma-core hands out shared between QPs (its bf->need_lock) is safe for this: its lock guards
+  // BlueFlame copies, and one aligned 8-byte store is what a shared register takes. With BlueFlame
   // registers, consecutive doorbells alternate between the register's two halves.
   void post(unsigned bbs) { post(ring_.segment(0), bbs); }
   // The same when the caller holds the WQE's address (ring().segment(0)).
