@@ -18,6 +18,14 @@
 //  * /sys/class/infiniband/mlx5_N/device/F, F one of those five files: open(), open64(),
 //    openat(), openat64(), fopen() and fopen64() open the tree's file instead (what hwloc's
 //    ibverbs helper and UCX read; numa_node and local_cpus are read without a realpath first).
+//  * /sys/class/infiniband/mlx5_N/ports/P/...: the same calls open, read-only, the port's
+//    gids/I (the kernel's text: 8 groups of 4 hex digits), gid_attrs/types/I ("IB/RoCE v1",
+//    "RoCE v2"), gid_attrs/ndevs/I (RoCE only: the port's netdev, softhca<N>p<P>) and link_layer,
+//    for the indices of the port's GID table; every other path under ports/ is absent. UCX reads
+//    the types to choose a RoCE GID (v2 over v1) and the netdev for its LAG level. The values
+//    are the model's (softhca_port_gid in its libibverbs, loaded if the process has none yet):
+//    the GIDs derive from the process's fabric identity, so the text is the process's own, in an
+//    anonymous memory file, not in the tree.
 //
 // Locality: without knobs every device has numa_node -1 and all CPUs local (a machine without
 // NUMA). SOFTHCA_DEVICE_NUMA=0,1 puts mlx5_0 on node 0 and mlx5_1 on node 1 (devices beyond the
@@ -37,10 +45,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <string>
 #include <vector>
@@ -264,6 +274,162 @@ F next(const char* name) {
   return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
 }
 
+// --- per-port files: GIDs, their types and netdevs ------------------------------------------
+
+// The model's softhca_port_gid (verbs.cc): GID `index` of a port as ibv_query_gid gives it and
+// its IBV_GID_TYPE_*; `out` null for the type alone. The GIDs derive from the process's fabric
+// identity (RoCE: its routing LID, known once it joined the fabric; IB: its GUID), so only the
+// model's libibverbs can tell them: found where the process has it, else loaded now (the shim is
+// preloaded before any libibverbs, and UCX's may be in a library dlopen'ed RTLD_LOCAL).
+using PortGidFn = int (*)(int dev, int port, int index, uint8_t* out, int* type);
+
+PortGidFn model_port_gid() {
+  static std::atomic<PortGidFn> cached{nullptr};
+  if (PortGidFn f = cached.load(std::memory_order_acquire)) return f;
+  void* sym = dlsym(RTLD_DEFAULT, "softhca_port_gid");
+  if (!sym) {
+    void* lib = dlopen("libibverbs.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!lib) lib = dlopen("libibverbs.so.1", RTLD_LAZY | RTLD_LOCAL);  // kept loaded
+    if (lib) sym = dlsym(lib, "softhca_port_gid");
+  }
+  auto f = reinterpret_cast<PortGidFn>(sym);
+  if (f) cached.store(f, std::memory_order_release);
+  return f;  // null: no model here (rdma-core's libibverbs, or none)
+}
+
+// A sysfs file name that is a decimal number, as the kernel writes it ("0", "12"; not "01").
+bool parse_index(const char* s, int* out) {
+  if (*s < '0' || *s > '9' || (s[0] == '0' && s[1]) || strlen(s) > 4) return false;
+  for (const char* p = s; *p; ++p)
+    if (*p < '0' || *p > '9') return false;
+  *out = atoi(s);
+  return true;
+}
+
+// The netdev of a model RoCE port, a name no host interface has: UCX reads
+// /sys/class/net/<it>/bonding/ad_num_ports (absent: no LAG) and, with UCX_IB_ROCE_LOCAL_SUBNET=y,
+// looks it up with getifaddrs (absent: no subnet mask, every peer local).
+std::string netdev_name(int dev, int port) {
+  return "softhca" + std::to_string(dev) + "p" + std::to_string(port);
+}
+
+enum class PortPath { kOther, kAbsent, kFile };
+
+// /sys/class/infiniband/mlx5_N/ports/P/..., N a model device: kFile with the file's content in
+// `text` for the files presented (gids/I, gid_attrs/types/I, gid_attrs/ndevs/I, link_layer),
+// kAbsent for every other path under ports/ (never a real device's file of the same name);
+// kOther for paths outside it.
+PortPath port_file(const char* path, std::string* text) {
+  static const char prefix[] = "/sys/class/infiniband/mlx5_", ports[] = "/ports";
+  if (!path || strncmp(path, prefix, sizeof prefix - 1) != 0) return PortPath::kOther;
+  const char* p = path + sizeof prefix - 1;
+  if (*p < '0' || *p > '9') return PortPath::kOther;
+  char* end = nullptr;
+  const long dev = strtol(p, &end, 10);
+  if (dev >= num_devices() || strncmp(end, ports, sizeof ports - 1) != 0) return PortPath::kOther;
+  p = end + sizeof ports - 1;
+  if (*p != '/' && *p != '\0') return PortPath::kOther;  // "ports" exactly
+  if (*p++ != '/' || *p < '1' || *p > '9') return PortPath::kAbsent;
+  const long port = strtol(p, &end, 10);
+  if (*end != '/') return PortPath::kAbsent;
+  const std::string file = end + 1;
+  int index = 0;
+  enum { kGid, kType, kNdev, kLinkLayer } what;
+  if (file.rfind("gids/", 0) == 0 && parse_index(file.c_str() + 5, &index)) what = kGid;
+  else if (file.rfind("gid_attrs/types/", 0) == 0 && parse_index(file.c_str() + 16, &index)) what = kType;
+  else if (file.rfind("gid_attrs/ndevs/", 0) == 0 && parse_index(file.c_str() + 16, &index)) what = kNdev;
+  else if (file == "link_layer") what = kLinkLayer;
+  else return PortPath::kAbsent;
+  PortGidFn gid_of = model_port_gid();
+  uint8_t gid[16];
+  int type = 0;
+  if (!gid_of || port > 255 ||
+      gid_of(int(dev), int(port), index, what == kGid ? gid : nullptr, &type) != 0)
+    return PortPath::kAbsent;  // no model, or no such port or GID table entry
+  constexpr int kTypeIb = 0, kTypeRoceV2 = 2;  // IBV_GID_TYPE_IB, IBV_GID_TYPE_ROCE_V2
+  switch (what) {
+    case kGid: {  // the kernel's %pI6: 8 groups of 4 hex digits
+      char s[48];
+      for (int g = 0; g < 8; ++g) snprintf(s + g * 5, 6, "%02x%02x:", gid[2 * g], gid[2 * g + 1]);
+      s[39] = '\n';
+      text->assign(s, 40);
+      break;
+    }
+    case kType:  // the kernel's names; an InfiniBand GID is "IB/RoCE v1" too
+      *text = type == kTypeRoceV2 ? "RoCE v2\n" : "IB/RoCE v1\n";
+      break;
+    case kNdev:  // InfiniBand GIDs have no netdev (the kernel's read fails)
+      if (type == kTypeIb) return PortPath::kAbsent;
+      *text = netdev_name(int(dev), int(port)) + "\n";
+      break;
+    case kLinkLayer:
+      *text = type == kTypeIb ? "InfiniBand\n" : "Ethernet\n";
+      break;
+  }
+  return PortPath::kFile;
+}
+
+// A read-only descriptor reading `text` from its start (an anonymous memory file: the content is
+// this process's, as the GIDs are), close-on-exec if `flags` asks.
+int text_fd(const std::string& text, int flags) {
+  int mem = memfd_create("softhca-sysfs", MFD_CLOEXEC);
+  if (mem < 0) return -1;
+  if (write(mem, text.data(), text.size()) != ssize_t(text.size())) {
+    close(mem);
+    errno = EIO;
+    return -1;
+  }
+  char self[48];
+  snprintf(self, sizeof self, "/proc/self/fd/%d", mem);
+  static auto real_open = next<int (*)(const char*, int, ...)>("open");
+  int fd = real_open(self, O_RDONLY | (flags & O_CLOEXEC));  // a read-only file description
+  if (fd >= 0) {
+    close(mem);
+    return fd;
+  }
+  lseek(mem, 0, SEEK_SET);  // no /proc: the memory file itself
+  if (!(flags & O_CLOEXEC)) fcntl(mem, F_SETFD, 0);
+  return mem;
+}
+
+// open(2) of a model port's file: true with *fd the result (-1 and errno: EACCES for writing, as
+// sysfs's 0444 files; ENOENT for files not presented), false for other paths.
+bool open_port_file(const char* path, int flags, int* fd) {
+  std::string text;
+  switch (port_file(path, &text)) {
+    case PortPath::kOther:
+      return false;
+    case PortPath::kAbsent:
+      errno = ENOENT;
+      *fd = -1;
+      return true;
+    case PortPath::kFile:
+      break;
+  }
+  if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) {
+    errno = EACCES;
+    *fd = -1;
+  } else if (flags & O_DIRECTORY) {
+    errno = ENOTDIR;
+    *fd = -1;
+  } else {
+    *fd = text_fd(text, flags);
+  }
+  return true;
+}
+
+// fopen(3) of a model port's file: as open_port_file, for a stream ("r", "re" only).
+bool fopen_port_file(const char* path, const char* how, FILE** f) {
+  int flags = O_RDONLY;
+  if (!how || how[0] != 'r' || strchr(how, '+')) flags = O_WRONLY;
+  else if (strchr(how, 'e')) flags |= O_CLOEXEC;
+  int fd = -1;
+  if (!open_port_file(path, flags, &fd)) return false;
+  *f = fd < 0 ? nullptr : fdopen(fd, "r");
+  if (fd >= 0 && !*f) close(fd);
+  return true;
+}
+
 void fill_uverbs_stat(struct stat* st, int index) {
   memset(st, 0, sizeof *st);
   st->st_mode = S_IFCHR | 0666;
@@ -348,6 +514,8 @@ __attribute__((visibility("default"))) char* __realpath_chk(const char* path, ch
     mode = va_arg(ap, mode_t);                                \
     va_end(ap);                                               \
   }                                                           \
+  if (int port_fd; open_port_file(path, flags, &port_fd))     \
+    return port_fd;                                           \
   const std::string redirected = sysfs_file(path);            \
   if (!redirected.empty()) path = redirected.c_str();
 
@@ -376,12 +544,14 @@ __attribute__((visibility("default"))) int openat64(int dir, const char* path, i
 }
 
 __attribute__((visibility("default"))) FILE* fopen(const char* path, const char* how) {
+  if (FILE* f; fopen_port_file(path, how, &f)) return f;
   const std::string redirected = sysfs_file(path);
   static auto real = next<FILE* (*)(const char*, const char*)>("fopen");
   return real(redirected.empty() ? path : redirected.c_str(), how);
 }
 
 __attribute__((visibility("default"))) FILE* fopen64(const char* path, const char* how) {
+  if (FILE* f; fopen_port_file(path, how, &f)) return f;
   const std::string redirected = sysfs_file(path);
   static auto real = next<FILE* (*)(const char*, const char*)>("fopen64");
   return real(redirected.empty() ? path : redirected.c_str(), how);

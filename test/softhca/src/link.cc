@@ -63,18 +63,19 @@ void port_mac(uint16_t lid, uint8_t mac[6]) {
 }
 
 // The kernel lists each IP address of the netdev twice, RoCE v1 then v2: the link-local one
-// first, then the IPv4 one (as an IPv4-mapped GID).
+// first, then the IPv4 one (as an IPv4-mapped GID). With `out` null only the type is given:
+// that needs no LID (nor the fabric joined).
 bool port_gid_at(int dev, int port, int index, uint8_t out[16], int* type) {
   if (index < 0 || index >= gid_table_len()) return false;
+  if (type) *type = !roce() ? IBV_GID_TYPE_IB : index % 2 ? IBV_GID_TYPE_ROCE_V2 : IBV_GID_TYPE_ROCE_V1;
+  if (!out) return true;
   if (!roce()) {
     port_gid(dev, port, out);
-    if (type) *type = IBV_GID_TYPE_IB;
     return true;
   }
   const uint16_t lid = port_lid(dev, port);
   if (index < 2) link_local(lid, out);
   else ipv4_mapped(lid, out);
-  if (type) *type = index % 2 ? IBV_GID_TYPE_ROCE_V2 : IBV_GID_TYPE_ROCE_V1;
   return true;
 }
 

@@ -1935,3 +1935,15 @@ extern "C" int softhca_log_max_msg(void) { return int(config().log_max_msg); }
 extern "C" int softhca_log_max_rd_atomic(void) { return __builtin_ctz(config().max_rd_atomic); }
 extern "C" int softhca_compact_av(void) { return config().compact_av ? 1 : 0; }
 extern "C" int softhca_devx_allowed(void) { return config().devx ? 1 : 0; }
+// GID `index` of port `port` of device `dev` as ibv_query_gid gives it, and its type
+// (IBV_GID_TYPE_*): what libsofthca_kernel.so presents as the port's sysfs gids/ and gid_attrs/
+// files. `out` may be null for the type alone (no fabric join). 0, or -1 with errno EINVAL where
+// there is no such entry.
+extern "C" int softhca_port_gid(int dev, int port, int index, uint8_t* out, int* type) {
+  if (dev < 0 || dev >= config().num_devices || port < 1 || port > config().num_ports ||
+      !port_gid_at(dev, port, index, out, type)) {
+    errno = EINVAL;
+    return -1;
+  }
+  return 0;
+}

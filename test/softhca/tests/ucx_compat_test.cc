@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <net/if.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -94,7 +95,6 @@ TEST(KernelShim, SysfsPciIdsMatchTheVerbsIdentity) {
 
 // What open(2), openat(2) and fopen(3) read of /sys/class/infiniband/mlx5_N/device/F.
 std::string read_sysfs(const std::string& path, int how) {
-  int fd = how == 0 ? open(path.c_str(), O_RDONLY) : openat(AT_FDCWD, path.c_str(), O_RDONLY);
   if (how == 2) {
     FILE* f = fopen(path.c_str(), "r");
     if (!f) return "(fopen failed)";
@@ -103,6 +103,7 @@ std::string read_sysfs(const std::string& path, int how) {
     fclose(f);
     return line;
   }
+  int fd = how == 0 ? open(path.c_str(), O_RDONLY) : openat(AT_FDCWD, path.c_str(), O_RDONLY);
   if (fd < 0) return "(open failed)";
   char line[256] = "";
   ssize_t n = read(fd, line, sizeof line - 1);
@@ -166,6 +167,130 @@ TEST(KernelShim, PciLocalityPerDevice) {
   }
   unsetenv("SOFTHCA_DEVICE_NUMA");
   unsetenv("SOFTHCA_NUM_DEVICES");
+}
+
+// --- per-port GID files: ports/P/gids/I, gid_attrs/types/I, gid_attrs/ndevs/I, link_layer ---
+
+// The kernel's text for a GID (%pI6): 8 groups of 4 hex digits.
+std::string gid_text(const ibv_gid& g) {
+  char s[48];
+  for (int i = 0; i < 8; ++i) snprintf(s + i * 5, 6, "%02x%02x:", g.raw[2 * i], g.raw[2 * i + 1]);
+  s[39] = '\n';
+  return std::string(s, 40);
+}
+
+// errno of opening `path` read-only the three ways (0: opened).
+int open_errno(const std::string& path) {
+  int err = 0;
+  errno = 0;
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd >= 0) close(fd);
+  else err = errno;
+  errno = 0;
+  FILE* f = fopen(path.c_str(), "r");
+  if (f) fclose(f);
+  else if (errno != err) return -1;  // the ways disagree
+  return err;
+}
+
+// Run in a child per SOFTHCA_LINK (the link is fixed when the model starts): every port's files
+// against what the verbs say of the port in this process, one line per difference.
+std::string port_file_problems() {
+  std::string out;
+  auto problem = [&](const std::string& what, const std::string& got, const std::string& want) {
+    out += what + ": got '" + got + "', want '" + want + "'\n";
+  };
+  int n = 0;
+  ibv_device** list = ibv_get_device_list(&n);
+  if (!list || n < 2) return "fewer than 2 devices\n";
+  std::vector<std::string> ndevs;
+  for (int d = 0; d < n; ++d) {
+    ibv_context* ctx = ibv_open_device(list[d]);
+    if (!ctx) return "ibv_open_device failed\n";
+    ibv_device_attr da{};
+    ibv_query_device(ctx, &da);
+    const std::string ports = "/sys/class/infiniband/" + std::string(ibv_get_device_name(list[d])) + "/ports/";
+    for (int p = 1; p <= da.phys_port_cnt; ++p) {
+      ibv_port_attr pa{};
+      ibv_query_port(ctx, uint8_t(p), &pa);
+      const bool eth = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
+      const std::string dir = ports + std::to_string(p) + "/";
+      for (int how = 0; how < 3; ++how) {
+        const std::string ll = read_sysfs(dir + "link_layer", how);
+        if (ll != (eth ? "Ethernet\n" : "InfiniBand\n")) problem(dir + "link_layer", ll, eth ? "Ethernet" : "InfiniBand");
+      }
+      std::string ndev;
+      for (int i = 0; i < pa.gid_tbl_len; ++i) {
+        ibv_gid_entry e{};
+        if (ibv_query_gid_ex(ctx, uint32_t(p), uint32_t(i), &e, 0)) {
+          out += "ibv_query_gid_ex failed\n";
+          continue;
+        }
+        ibv_gid g{};
+        ibv_query_gid(ctx, uint8_t(p), i, &g);
+        if (memcmp(&g, &e.gid, sizeof g)) out += "ibv_query_gid and ibv_query_gid_ex differ\n";
+        const std::string idx = std::to_string(i);
+        const std::string type = e.gid_type == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2\n" : "IB/RoCE v1\n";
+        for (int how = 0; how < 3; ++how) {
+          if (std::string t = read_sysfs(dir + "gids/" + idx, how); t != gid_text(e.gid))
+            problem(dir + "gids/" + idx + " how " + std::to_string(how), t, gid_text(e.gid));
+          if (std::string t = read_sysfs(dir + "gid_attrs/types/" + idx, how); t != type)
+            problem(dir + "gid_attrs/types/" + idx, t, type);
+        }
+        const std::string nd = dir + "gid_attrs/ndevs/" + idx;
+        if (eth) {  // a RoCE GID's netdev: one per port, not an interface of the host
+          const std::string name = read_sysfs(nd, 2);
+          if (name.size() < 2 || name.back() != '\n') problem(nd, name, "a netdev name");
+          if (i == 0) ndev = name;
+          else if (name != ndev) problem(nd, name, ndev);
+          if (name.size() >= 2 && if_nametoindex(name.substr(0, name.size() - 1).c_str()) != 0)
+            problem(nd, name, "no host interface's name");
+        } else if (int err = open_errno(nd); err != ENOENT) {  // InfiniBand GIDs have no netdev
+          problem(nd + " errno", std::to_string(err), "ENOENT");
+        }
+      }
+      if (eth) {
+        if (std::find(ndevs.begin(), ndevs.end(), ndev) != ndevs.end()) problem(dir + " netdev", ndev, "one per port");
+        ndevs.push_back(ndev);
+      }
+      // Past the table, a port that is not there, malformed names: no file.
+      const std::string past = std::to_string(pa.gid_tbl_len);
+      for (const std::string& f : {dir + "gids/" + past, dir + "gid_attrs/types/" + past,
+                                   dir + "gid_attrs/ndevs/" + past, dir + "gids/01", dir + "gids/x",
+                                   ports + std::to_string(da.phys_port_cnt + 1) + "/gids/0", dir + "lid_x"})
+        if (int err = open_errno(f); err != ENOENT) problem(f + " errno", std::to_string(err), "ENOENT");
+      // Read-only, as sysfs's 0444 files.
+      errno = 0;
+      if (open((dir + "gids/0").c_str(), O_RDWR) >= 0 || errno != EACCES) problem(dir + "gids/0 O_RDWR", strerror(errno), "EACCES");
+      errno = 0;
+      if (fopen((dir + "gids/0").c_str(), "w") || errno != EACCES) problem(dir + "gids/0 \"w\"", strerror(errno), "EACCES");
+    }
+    ibv_close_device(ctx);
+  }
+  ibv_free_device_list(list);
+  return out;
+}
+
+// The link's GID table as the kernel lists it: one InfiniBand GID, or on RoCE the link-local
+// and IPv4-mapped addresses, each RoCE v1 then v2.
+TEST(KernelShim, PortGidFilesPerLink) {
+  for (const char* link : {"ib", "ib-grh", "roce"}) {
+    Child c("port-files", {std::string("SOFTHCA_LINK=") + link, "SOFTHCA_NUM_DEVICES=2",
+                           "SOFTHCA_NUM_PORTS=2", "SOFTHCA_NODE=port-files"});
+    ASSERT_NE(c.out, nullptr);
+    std::string all;
+    char line[512];
+    while (fgets(line, sizeof line, c.out)) all += line;
+    EXPECT_EQ(c.wait(), 0) << link;
+    const std::string roce =
+        "types IB/RoCE v1|RoCE v2|IB/RoCE v1|RoCE v2|\n"
+        "gids fe80:0000:0000:0000:|fe80:0000:0000:0000:|0000:0000:0000:0000:0000:ffff:0a4d:|"
+        "0000:0000:0000:0000:0000:ffff:0a4d:|\n"
+        "ndevs softhca0p1|softhca0p1|softhca0p1|softhca0p1|\n"
+        "cat gids/3 the same\n";
+    const std::string ib = "types IB/RoCE v1|\ngids fe80:0000:0000:0000:|\nndevs -|\ncat gids/0 the same\n";
+    EXPECT_EQ(all, std::string(!strcmp(link, "roce") ? roce : ib) + "done\n") << link;
+  }
 }
 
 // --- CQs: 128-byte CQEs, scatter-to-CQE of up to 64 bytes, IGNORE_OVERRUN -------------------
@@ -638,5 +763,34 @@ int main(int argc, char** argv) {
                                             : self + ".runfiles/hoshmem/test/softhca/softlib";
     setenv("LD_PRELOAD", (dir + "/libsofthca_kernel.so").c_str(), 1);
   }
-  return softhca_test_main(argc, argv, "ucx-compat-test", [](const char*) { return 64; });
+  return softhca_test_main(argc, argv, "ucx-compat-test", [](const char* mode) {
+    if (strcmp(mode, "port-files") != 0) return 64;
+    // Every port's files against the verbs, then mlx5_0 port 1's table in short: each entry's
+    // type, the GID's first bytes, the netdev ("-": none); and `cat` (a process without verbs
+    // of its own: the shim loads the model) on the same SOFTHCA_NODE reads the same last GID.
+    printf("%s", port_file_problems().c_str());
+    const std::string dir = "/sys/class/infiniband/mlx5_0/ports/1/";
+    std::string types = "types ", gids = "gids ", ndevs = "ndevs ", last;
+    for (int i = 0; i < 8; ++i) {
+      const std::string t = read_sysfs(dir + "gid_attrs/types/" + std::to_string(i), 0);
+      if (t.empty() || t[0] == '(') break;
+      const std::string g = read_sysfs(dir + "gids/" + std::to_string(i), 1);
+      const std::string nd = read_sysfs(dir + "gid_attrs/ndevs/" + std::to_string(i), 2);
+      types += t.substr(0, t.size() - 1) + "|";
+      const bool v4 = g.rfind("0000:0000:0000:0000:0000:ffff:", 0) == 0;
+      gids += g.substr(0, v4 ? 35 : 20) + "|";
+      ndevs += (nd[0] == '(' ? std::string("-") : nd.substr(0, nd.size() - 1)) + "|";
+      last = g;
+    }
+    printf("%s\n%s\n%s\n", types.c_str(), gids.c_str(), ndevs.c_str());
+    const std::string file = "gids/" + std::to_string(types == "types IB/RoCE v1|" ? 0 : 3);
+    fflush(stdout);
+    FILE* p = popen(("cat " + dir + file).c_str(), "r");
+    char line[128] = "";
+    if (!p || !fgets(line, sizeof line, p)) line[0] = 0;
+    if (p) pclose(p);
+    printf("cat %s %s\n", file.c_str(), !last.empty() && line == last ? "the same" : ("differs: " + std::string(line) + " vs " + last).c_str());
+    printf("done\n");
+    return 0;
+  });
 }
