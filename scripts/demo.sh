@@ -15,8 +15,9 @@ log=build/logs/demo.log
 mkdir -p build/logs
 : >"$log"
 step "building hoshmem and installing it into build/install (Bazel's output: $log)"
-if ! bazel_logged "$log" run //:install -- "$prefix" ||
-  ! bazel_logged "$log" build //test/softhca:libs; then
+# One build of both (in parallel), then the install (nothing left to build).
+if ! bazel_logged "$log" build //:install //test/softhca:libs ||
+  ! bazel_logged "$log" run //:install -- "$prefix"; then
   show_build_errors "$log" || tail -20 "$log"
   bazel shutdown >/dev/null 2>&1 || true
   exit 1
