@@ -99,6 +99,9 @@ class Receiver {
   bool ready() const { return load_header(consumer_->load(std::memory_order_relaxed)) != 0; }
 
  private:
+  // Acquire orders the payload after the header between CPUs. Where an HCA writes the ring, some
+  // architectures need the device-read ordering as well (aarch64: dmb oshld, what
+  // ib::cqe_owner_before_body gives); the ring's HCA transport must supply it.
   uint64_t load_header(uint64_t position) const {
     return reinterpret_cast<std::atomic<uint64_t> *>(ring_ + (position & (bytes_ - 1)))
         ->load(std::memory_order_acquire);
