@@ -72,8 +72,10 @@ case $config in
           { echo "FAIL: no $softlib/libsofthca_kernel.so"; exit 1; }
         tls=ud_mlx5,self
         [[ $config == *hw-rc ]] && tls=rc_mlx5,ud_mlx5:aux,self
+        # UCX's log on stderr, unbuffered: a rank killed at a global exit or MPI_Abort would
+        # lose what stdout's buffer still held.
         mpirun_opts+=(--mca pml ucx -x "LD_PRELOAD=$softlib/libsofthca_kernel.so"
-          -x "UCX_TLS=$tls" -x UCX_LOG_LEVEL=info)
+          -x "UCX_TLS=$tls" -x UCX_LOG_LEVEL=info -x UCX_LOG_FILE=stderr)
         # UCX's endpoint configuration names the transport MPI's messages take: the model's.
         expect_info+=("ep_cfg\\[[1-9]\\]: tag(${tls%%,*}/mlx5_0:1") ;;
       *)
