@@ -11,24 +11,12 @@
 # rc_mlx5 runs with UCX_IB_MLX5_DEVX=n: on RoCE the model's DevX INIT2RTR_QP does not take the
 # Ethernet address path UCX writes (rmac, src_addr_index, udp_sport) and fails, at any GID index.
 set -uo pipefail
-dir="${TEST_SRCDIR:-}/hoshmem/test/softhca/softlib"
-wrap=()
-if [[ -n "${TEST_SRCDIR:-}" && -d "$dir" ]]; then
-  export LD_LIBRARY_PATH="$dir"
-  export LD_PRELOAD="$dir/libsofthca_kernel.so"
-else
-  wrap=("$(cd "$(dirname "$0")/.." && pwd)/with-softhca")
-  "${wrap[@]}" true || exit 1  # build once, before server and client start together
-fi
-if ! command -v ucx_info >/dev/null || ! command -v ucx_perftest >/dev/null; then
-  echo "SKIPPED: UCX is not installed (apt-get install ucx-utils; see scripts/debian-packages.txt)"
-  exit 0
-fi
-tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/ucx-roce.XXXXXX")
-token="ucxroce$(od -An -N5 -tx1 /dev/urandom | tr -d ' \n')"
-cleanup() { rm -rf "$tmp"; rm -f /dev/shm/softhca."$token"*; }
-trap cleanup EXIT
-export UCX_VFS_ENABLE=n UCX_NET_DEVICES=mlx5_0:1 UCX_LOG_LEVEL=debug TMPDIR="$tmp"
+common="$(dirname "$0")/ucx_common.sh"
+[[ -n ${TEST_SRCDIR:-} ]] && common="$TEST_SRCDIR/hoshmem/test/softhca/tests/ucx_common.sh"
+# shellcheck source=ucx_common.sh
+source "$common"
+ucx_setup ucxroce
+export UCX_LOG_LEVEL=debug
 export SOFTHCA_LINK=roce UCX_IB_GID_INDEX=auto
 passed=0; failed=0; failures=()
 ok() { passed=$((passed + 1)); echo "ok: $1"; }
@@ -61,28 +49,9 @@ done
 # 2. ucx_perftest server/client pairs, each process a host of its own on one fabric.
 run_once() {  # port tls test...: 0 ok, 1 failed, 2 port taken
   local port=$1 tls=$2; shift 2
-  export SOFTHCA_FABRIC="$token-$port"
-  local env=(UCX_TLS="$tls" UCX_IB_MLX5_DEVX=n)
-  env "${env[@]}" timeout 60 stdbuf -oL "${wrap[@]}" ucx_perftest -p "$port" >"$tmp/srv" 2>&1 &
-  local srv=$! rc=1
-  for _ in $(seq 300); do  # until the server listens (it says so), at most 30 s
-    grep -q "Waiting for connection" "$tmp/srv" 2>/dev/null && break
-    kill -0 $srv 2>/dev/null || break
-    sleep 0.1
-  done
-  for _ in $(seq 100); do
-    env "${env[@]}" timeout 60 "${wrap[@]}" ucx_perftest localhost -p "$port" -n 200 -w 20 "$@" \
-      >"$tmp/cli" 2>&1 && { rc=0; break; }
-    grep -q "connect() failed\|Connection refused" "$tmp/cli" || break
-    kill -0 $srv 2>/dev/null || break
-    sleep 0.1  # server not listening yet
-  done
-  ((rc)) && kill $srv 2>/dev/null
-  wait $srv || rc=1
-  rm -f /dev/shm/softhca."$SOFTHCA_FABRIC"*
-  grep -q "Address already in use" "$tmp/srv" && return 2
-  grep -q "^Final:" "$tmp/cli" || rc=1
-  if ((rc)); then echo "--- server"; grep -v DEBUG "$tmp/srv" | tail -20; echo "--- client"; grep -v DEBUG "$tmp/cli" | tail -20; fi
+  local rc=0
+  ucx_pair "$port" 60 UCX_TLS="$tls" UCX_IB_MLX5_DEVX=n -- "$@" || rc=$?
+  ((rc == 1)) && { echo "--- server"; grep -v DEBUG "$tmp/srv" | tail -20; echo "--- client"; grep -v DEBUG "$tmp/cli" | tail -20; }
   return $rc
 }
 port=$((20000 + RANDOM % 19000))

@@ -7,26 +7,11 @@
 # only where UCX is not installed (scripts/debian-packages.txt lists ucx-utils).
 #   UCX_TEST_TLS="rc_verbs ..."  restricts the transports, UCX_TEST_QUICK=1 runs one test each.
 set -uo pipefail
-dir="${TEST_SRCDIR:-}/hoshmem/test/softhca/softlib"
-wrap=()
-if [[ -n "${TEST_SRCDIR:-}" && -d "$dir" ]]; then
-  export LD_LIBRARY_PATH="$dir"
-  export LD_PRELOAD="$dir/libsofthca_kernel.so"
-else
-  wrap=("$(cd "$(dirname "$0")/.." && pwd)/with-softhca")
-  "${wrap[@]}" true || exit 1  # build once, before server and client start together
-fi
-if ! command -v ucx_info >/dev/null || ! command -v ucx_perftest >/dev/null; then
-  echo "SKIPPED: UCX is not installed (apt-get install ucx-utils; see scripts/debian-packages.txt)"
-  exit 0
-fi
-tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/ucx.XXXXXX")
-token="ucx$(od -An -N5 -tx1 /dev/urandom | tr -d ' \n')"
-cleanup() { rm -rf "$tmp"; rm -f /dev/shm/softhca."$token"*; }
-trap cleanup EXIT
-export UCX_VFS_ENABLE=n       # no UCX VFS daemon socket
-export UCX_NET_DEVICES=mlx5_0:1
-export TMPDIR="$tmp"
+common="$(dirname "$0")/ucx_common.sh"
+[[ -n ${TEST_SRCDIR:-} ]] && common="$TEST_SRCDIR/hoshmem/test/softhca/tests/ucx_common.sh"
+# shellcheck source=ucx_common.sh
+source "$common"
+ucx_setup ucx
 passed=0; failed=0; failures=()
 
 # 1. ucx_info -d: the model's device with every IB transport UCX has for it.
@@ -43,27 +28,9 @@ done
 # 2. ucx_perftest pairs. "rc_verbs,ud_verbs:aux" is UCX's own rc_v alias: UD only for wireup.
 run_once() {  # port tls devx test...: 0 ok, 1 failed, 2 port taken
   local port=$1 tls=$2 devx=$3; shift 3
-  export SOFTHCA_FABRIC="$token-$port"
-  local env=(UCX_TLS="$tls" UCX_IB_MLX5_DEVX="$devx" "${extra_env[@]}")
-  env "${env[@]}" timeout 120 stdbuf -oL "${wrap[@]}" ucx_perftest -p "$port" >"$tmp/srv" 2>&1 &
-  local srv=$! ok=1
-  for _ in $(seq 300); do  # until the server listens (it says so), at most 30 s
-    grep -q "Waiting for connection" "$tmp/srv" 2>/dev/null && break
-    kill -0 $srv 2>/dev/null || break
-    sleep 0.1
-  done
-  for _ in $(seq 100); do
-    env "${env[@]}" timeout 120 "${wrap[@]}" ucx_perftest localhost -p "$port" -n 200 -w 20 "$@" \
-      >"$tmp/cli" 2>&1 && { ok=0; break; }
-    grep -q "connect() failed\|Connection refused" "$tmp/cli" || break
-    kill -0 $srv 2>/dev/null || break
-    sleep 0.1  # server not listening yet
-  done
-  ((ok)) && kill $srv 2>/dev/null
-  wait $srv || ok=1
-  rm -f /dev/shm/softhca."$SOFTHCA_FABRIC"*
-  grep -q "Address already in use" "$tmp/srv" && return 2
-  grep -q "^Final:" "$tmp/cli" || ok=1
+  local ok=0
+  ucx_pair "$port" 120 UCX_TLS="$tls" UCX_IB_MLX5_DEVX="$devx" "${extra_env[@]}" -- "$@" || ok=$?
+  ((ok == 2)) && return 2
   if [[ -n $require ]] && ! grep -q "$require" "$tmp/cli"; then
     ok=1; echo "--- client: no line matching '$require'"
   fi
