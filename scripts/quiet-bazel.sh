@@ -32,12 +32,20 @@ show_build_errors() {
 
 # show_test_log LOG: what a failed test printed. For a googletest binary, each failed case from its
 # RUN line to its FAILED line (what it and its children wrote, and which expectation failed), at
-# most 20 lines each; otherwise the log's last 12 lines.
+# most 20 lines each. For a script, its first three "FAIL:" lines with the reasons indented under
+# each, then the log's last 6 lines; otherwise the last 12.
 show_test_log() {
   local cases
   cases=$(grep -aE '^\[  FAILED  \] [^ ]+ \(' "$1" | awk '{ print $4 }' | head -3)
   if [[ -z "$cases" ]]; then
-    grep -av 'linux-sandbox' "$1" | grep -av '^$' | tail -12
+    if grep -aq '^FAIL' "$1"; then
+      awk '/^FAIL/ { n++; on = (n <= 3); if (on) print; next }
+           on && /^    / && !/^    ---/ { print; next } { on = 0 }' "$1" | head -15
+      echo "..."
+      grep -av 'linux-sandbox' "$1" | grep -av '^$' | tail -6
+    else
+      grep -av 'linux-sandbox' "$1" | grep -av '^$' | tail -12
+    fi
     return
   fi
   local c

@@ -75,10 +75,12 @@ case $config in
         [[ $config == *hw-rc ]] && tls=rc_mlx5,ud_mlx5:aux,self
         mpirun_opts+=(--mca pml ucx -x "LD_PRELOAD=$softlib/libsofthca_kernel.so"
           -x "UCX_TLS=$tls" -x UCX_LOG_LEVEL=info -x UCX_LOG_FILE=stderr)
-        # UCX's endpoint configuration names the transport MPI's messages take: the model's.
-        # UCX may print it as late as its worker's cleanup, which a rank killed at a global exit
-        # or MPI_Abort never reaches: checked in the runs that end normally.
-        expect_info_normal+=("ep_cfg\\[[1-9]\\]: tag(${tls%%,*}/mlx5_0:1") ;;
+        # UCX's endpoint configurations name the transports it opened: the model's device,
+        # the only one UCX_TLS leaves for messages between ranks. The configuration of the
+        # rank's own endpoint is printed inside MPI_Init; a peer's only once its wireup is
+        # done, which can come after the program's last message (then never): the first is
+        # the one checked, and in the runs that end normally.
+        expect_info_normal+=("ep_cfg\\[[0-9]\\]: tag(.*${tls%%,*}/mlx5_0:1") ;;
       *)
         mpirun_opts+=(--mca pml ob1 --mca btl self,vader,tcp) ;;
     esac ;;
