@@ -160,10 +160,12 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
 
  private:
   // Where this PE's address `sym` (`n` bytes: control area, heap or globals) is, as a segment
-  // and offset, the same on every PE. An AMO's word must be in the heap or the globals.
+  // and offset, the same on every PE. An AMO's word must be in the heap, the globals or (the
+  // library's own words: accumulate locks) the control area.
   static Place user_place(uint8_t type, const void *sym, size_t n, int pe, const char *routine) {
     const auto a = reinterpret_cast<uintptr_t>(sym);
-    if (a - rt.space.heap.base >= rt.space.heap.size && a - rt.space.data.base >= rt.space.data.size)
+    if (a - reinterpret_cast<uintptr_t>(rt.memory.own_file()) >= rt.memory.file_size() &&
+        a - rt.space.data.base >= rt.space.data.size)
       report_not_symmetric(sym, pe, routine ? routine : "UD");
     return file_place(type, sym, n, pe);
   }

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "lib/base/parse.h"
+#include "lib/core/accumulate.h"
 #include "lib/core/messages.h"
 #include "lib/core/rdma.h"
 #include "lib/core/team.h"
@@ -212,6 +213,7 @@ void runtime_init(int requested, int *provided, const char *routine) {
     rdma_stop();
   }
   rt.cpu_atomics_ok = rt.cpu_atomics_table.get();
+  acc::accumulate_init();
   rt.barrier.setup(rt.me, controls, &rt.wait);
   create_predefined_teams();
 
@@ -295,6 +297,7 @@ void runtime_print_info(FILE *out) {
     fprintf(out, "  registration cache: %s\n", rdma_cache_description().c_str());
     fprintf(out, "  network state: %s\n", rdma_footprint().c_str());
   }
+  fprintf(out, "  accumulate: %s\n", acc::accumulate_rule().c_str());
   fprintf(out, "  symmetric heap: %s at %p (%s on every PE)\n",
           format_size(rt.memory.heap_size(), size, sizeof size), rt.memory.heap_base(),
           rt.memory.same_address_everywhere() ? "same address" : "different addresses");

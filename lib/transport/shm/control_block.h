@@ -71,6 +71,12 @@ constexpr size_t kSharedStateBytes = 40 * 1024;
 static_assert(sizeof(ControlBlock) <= kSharedStateOffset);
 static_assert(kSharedStateOffset + kSharedStateBytes <= kControlBlockBytes);
 
+// After it: the stripe locks of one-sided accumulates into this PE's memory (lib/core/accumulate.cc),
+// one 8-byte word per cache line, taken with the job's atomics (CPU or HCA) by whoever updates.
+constexpr size_t kAccumulateLocksOffset = kSharedStateOffset + kSharedStateBytes;
+constexpr int kAccumulateLocks = 64;
+static_assert(kAccumulateLocksOffset + kAccumulateLocks * kCacheLine <= kControlBlockBytes);
+
 // The shared state of the PE whose control block is `cb` (as mapped here).
 inline void *shared_state(ControlBlock *cb) {
   return reinterpret_cast<char *>(cb) + kSharedStateOffset;

@@ -1,0 +1,61 @@
+// lib/core: one-sided accumulate, dest[i] = OP(dest[i], source[i]) on another PE's array
+// (shmemx_TYPENAME_OP_accumulate, <shmemx.h>).
+//
+// Two accumulates that may touch the same element stay atomic with respect to each other, from
+// any PEs, whatever their sizes. So the job decides once, per element type, how every update of
+// that type is made, and updates made by an HCA and updates made by a CPU never meet:
+//
+//   element by element  each element is one atomic operation: the HCA's in all-HW mode (32- and
+//                       64-bit integers: sum/and/or/xor as non-fetching HCA atomics, replace as
+//                       an atomic set, min/max/prod as compare-swap loops), or a CPU atomic on
+//                       the mapped element in a one-node all-SW job (types of up to 8 bytes);
+//   under stripe locks  every other type, and every type with HOSHMEM_ACC=caller: the caller
+//                       takes the target's locks that cover the range (one 8-byte word per
+//                       64 KiB stripe of addresses, taken with the job's own atomics, in
+//                       ascending order), gets the section, computes, puts it back, releases.
+//
+// Not atomic with respect to AMOs, puts or stores on the same elements (documented in
+// <shmemx.h> and docs/user-guide.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <shmem_types.h>
+
+#include "lib/core/team.h"
+
+namespace hoshmem::acc {
+
+enum class Op : uint8_t { Sum, Prod, Min, Max, And, Or, Xor, Replace };
+
+// One element type per TYPENAME of the reduction tables (int and int32 are the same C type but
+// separate routines; both name the same arithmetic).
+enum class Type : uint8_t {
+#define HOSHMEM_ACC_TYPE_ENUM(P, T, N) t_##N,
+  HOSHMEM_REDUCE_ARITH_TYPES(HOSHMEM_ACC_TYPE_ENUM, _)
+#undef HOSHMEM_ACC_TYPE_ENUM
+};
+
+// How an accumulate is made (HOSHMEM_ACC forces one where it can run).
+enum class Scheme : uint8_t { CpuElements, NicElements, Caller };
+
+// After the mode and the transports are known (runtime_init): reads HOSHMEM_ACC and fixes the
+// rule for the job; a forced scheme that cannot run in this job is fatal here.
+void accumulate_init();
+// For SHMEM_INFO: the rule, one line.
+std::string accumulate_rule();
+// The scheme every accumulate of `type` uses in this job.
+Scheme scheme_for(Type type);
+const char *scheme_name(Scheme s);
+
+// dest[i] = OP(dest[i], source[i]) for i < nelems on PE t.pe. Blocking or not, `source` may be
+// reused on return; the update is complete at the next quiet (or barrier) of t's context.
+void accumulate(Type type, Op op, Target t, void *dest, const void *source, size_t nelems,
+                const char *routine);
+
+// dst[i] = OP(dst[i], src[i]) with plain loads and stores (the locked schemes' arithmetic).
+void apply(Type type, Op op, void *dst, const void *src, size_t nelems);
+
+}  // namespace hoshmem::acc
