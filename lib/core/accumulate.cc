@@ -13,6 +13,7 @@
 #include "lib/atomics/backend.h"
 #include "lib/base/cpu_relax.h"
 #include "lib/base/error.h"
+#include "lib/core/messages.h"
 #include "lib/core/net.h"
 #include "lib/core/runtime.h"
 #include "lib/transport/shm/control_block.h"
@@ -180,6 +181,19 @@ void nic_elements(Op op, Target t, char *dest, const T *src, size_t n, const cha
 
 constexpr uintptr_t kStripeBytes = 64 * 1024;
 
+// The locks that cover [sym, sym + bytes) of this PE's address `sym` of a symmetric object. By
+// offset in the segment: an object's address differs between PEs (the globals of a
+// position-independent executable, a heap without a fixed base), its offset does not.
+void stripes(const void *sym, size_t bytes, bool (&take)[shm::kAccumulateLocks]) {
+  const auto a = reinterpret_cast<uintptr_t>(sym);
+  const uintptr_t off = a - rt.space.heap.base < rt.space.heap.size ? a - rt.space.heap.base
+                                                                     : a - rt.space.data.base;
+  const uintptr_t first = off / kStripeBytes, last = (off + bytes - 1) / kStripeBytes;
+  std::fill(std::begin(take), std::end(take), last - first + 1 >= shm::kAccumulateLocks);
+  for (uintptr_t k = first; k <= last && k - first < shm::kAccumulateLocks; ++k)
+    take[k % shm::kAccumulateLocks] = true;
+}
+
 // This PE's address of lock `s` (the same offset in every PE's control block).
 uint64_t *lock_word(int s) {
   return reinterpret_cast<uint64_t *>(rt.memory.own_file() + shm::kAccumulateLocksOffset +
@@ -238,18 +252,8 @@ void caller(Type type, Op op, Target t, char *dest, const char *src, size_t n, s
             const char *routine) {
   const size_t bytes = n * size;
   char *mapped = remote_address(dest, bytes, t.pe, routine);
-  // Stripes by offset in the segment: a symmetric object's address differs between PEs (the
-  // globals of a position-independent executable, a heap without a fixed base), its offset not.
-  const auto a = reinterpret_cast<uintptr_t>(dest);
-  const uintptr_t off = a - rt.space.heap.base < rt.space.heap.size ? a - rt.space.heap.base
-                                                                     : a - rt.space.data.base;
-  const uintptr_t first = off / kStripeBytes;
-  const uintptr_t last = (off + bytes - 1) / kStripeBytes;
-  bool take[shm::kAccumulateLocks] = {};
-  if (last - first + 1 >= shm::kAccumulateLocks)
-    std::fill(std::begin(take), std::end(take), true);
-  else
-    for (uintptr_t k = first; k <= last; ++k) take[k % shm::kAccumulateLocks] = true;
+  bool take[shm::kAccumulateLocks];
+  stripes(dest, bytes, take);
   for (int s = 0; s < shm::kAccumulateLocks; ++s)
     if (take[s]) lock(t, s, routine);
 
@@ -275,9 +279,10 @@ void caller(Type type, Op op, Target t, char *dest, const char *src, size_t n, s
 // --- the job's rule ---
 
 struct Rule {
-  bool forced_caller = false;  // HOSHMEM_ACC=caller
-  bool hw = false;             // all-HW mode: the HCA computes 32- and 64-bit integers
-  bool one_node_sw = false;    // all-SW mode, every PE on this node: CPU atomics per element
+  bool locked = false;        // HOSHMEM_ACC=caller or owner: every type under the stripe locks
+  bool hw = false;            // all-HW mode: the HCA computes 32- and 64-bit integers
+  bool one_node_sw = false;   // all-SW mode, every PE on this node: CPU atomics per element
+  bool owner_remote = false;  // all-SW mode across nodes: other nodes' PEs compute (messages)
 } rule;
 
 size_t type_size(Type type) {
@@ -303,16 +308,18 @@ const char *scheme_name(Scheme s) {
     case Scheme::CpuElements: return "cpu";
     case Scheme::NicElements: return "nic";
     case Scheme::Caller: return "caller";
+    case Scheme::Owner: return "owner";
   }
   return "?";
 }
 
-Scheme scheme_for(Type type) {
-  if (rule.forced_caller) return Scheme::Caller;
+Scheme scheme_for(Type type, int pe) {
   const size_t size = type_size(type);
-  if (rule.hw && type_integer(type) && (size == 4 || size == 8)) return Scheme::NicElements;
-  if (rule.one_node_sw && size <= 8) return Scheme::CpuElements;
-  return Scheme::Caller;
+  if (!rule.locked) {
+    if (rule.hw && type_integer(type) && (size == 4 || size == 8)) return Scheme::NicElements;
+    if (rule.one_node_sw && size <= 8) return Scheme::CpuElements;
+  }
+  return rule.owner_remote && !rt.control[pe] ? Scheme::Owner : Scheme::Caller;
 }
 
 void accumulate_init() {
@@ -320,25 +327,70 @@ void accumulate_init() {
   rule = Rule{};
   rule.hw = rt.mode == atomics::AtomicityMode::AllHardware;
   rule.one_node_sw = !rule.hw && !rt.spans_nodes;
-  rule.forced_caller = forced == "caller";
+  rule.locked = forced == "caller" || forced == "owner";
+  rule.owner_remote = !rule.hw && rt.spans_nodes && forced != "caller";
   if (forced == "nic" && !rule.hw)
     fatal("shmem_init", "HOSHMEM_ACC=nic: the HCA computes accumulates in all-HW mode only, "
                         "and this job is all-SW (%s)", rt.mode_reason.c_str());
+  // In all-HW mode nothing reaches a target's CPU yet (its UD messages are stopped).
+  if (forced == "owner" && rule.hw)
+    fatal("shmem_init", "HOSHMEM_ACC=owner: owner computes needs the target's CPU, reached by "
+                        "messages in all-SW mode only; this job is all-HW (use auto, caller or "
+                        "nic, or HOSHMEM_ATOMICS=sw)");
 }
 
 std::string accumulate_rule() {
-  if (rule.forced_caller)
-    return "caller computes every type (HOSHMEM_ACC=caller): the target's stripe locks, get, "
-           "compute, put";
-  if (rule.hw)
-    return "32- and 64-bit integers on the HCA, element by element (sum/and/or/xor "
-           "non-fetching, replace a set, min/max/prod compare-swap loops); other types caller "
-           "computes under the target's stripe locks";
-  if (rule.one_node_sw)
+  const char *remote = rule.owner_remote
+                           ? "owner computes to other nodes (the elements in messages, applied "
+                             "by the target's CPU under its stripe locks), caller computes on "
+                             "this node (CPU loads and stores under the stripe locks)"
+                           : "caller computes under the target's stripe locks (get, compute, "
+                             "put; CPU loads and stores on this node)";
+  std::string r;
+  if (rule.locked)
+    r = std::string("every type under the stripe locks (HOSHMEM_ACC=") + rt.config.acc + "): ";
+  else if (rule.hw)
+    r = "32- and 64-bit integers on the HCA, element by element (sum/and/or/xor non-fetching, "
+        "replace a set, min/max/prod compare-swap loops); other types ";
+  else if (rule.one_node_sw)
     return "CPU atomics element by element on the mapped array (types of up to 8 bytes); "
            "long double and double _Complex under the target's stripe locks";
-  return "caller computes under the target's stripe locks (get, compute, put; CPU loads and "
-         "stores on this node)";
+  return r + remote;
+}
+
+bool owner_apply(uint8_t type_byte, uint8_t op_byte, char *to, const void *src, size_t bytes) {
+  constexpr uint8_t kTypes = 0
+#define HOSHMEM_ACC_TYPE_COUNT(P, T, N) +1
+      HOSHMEM_REDUCE_ARITH_TYPES(HOSHMEM_ACC_TYPE_COUNT, _);
+#undef HOSHMEM_ACC_TYPE_COUNT
+  if (type_byte >= kTypes || op_byte > static_cast<uint8_t>(Op::Replace))
+    fatal("accumulate", "a message asked for element type %u, operation %u", type_byte, op_byte);
+  const auto type = static_cast<Type>(type_byte);
+  const auto op = static_cast<Op>(op_byte);
+  const size_t size = type_size(type);
+  bool take[shm::kAccumulateLocks];
+  stripes(to, bytes, take);
+  int taken = 0;
+  for (; taken < shm::kAccumulateLocks; ++taken) {
+    if (!take[taken]) continue;
+    uint64_t free_value = 0;
+    if (!__atomic_compare_exchange_n(lock_word(taken), &free_value, uint64_t(rt.me) + 1, false,
+                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+      break;
+  }
+  const bool all = taken == shm::kAccumulateLocks;
+  if (all) {
+    alignas(16) char aligned[kChunkBytes];  // the message's elements need not be aligned
+    const size_t chunk = kChunkBytes / size * size;
+    for (size_t off = 0; off < bytes; off += chunk) {
+      const size_t k = std::min(chunk, bytes - off);
+      memcpy(aligned, static_cast<const char *>(src) + off, k);
+      apply(type, op, to + off, aligned, k / size);
+    }
+  }
+  for (int s = taken - 1; s >= 0; --s)
+    if (take[s]) __atomic_store_n(lock_word(s), 0, __ATOMIC_RELEASE);
+  return all;
 }
 
 void accumulate(Type type, Op op, Target t, void *dest, const void *source, size_t nelems,
@@ -352,7 +404,7 @@ void accumulate(Type type, Op op, Target t, void *dest, const void *source, size
   check_local(source, nelems * size, "source", routine);
   char *to = static_cast<char *>(dest);
   const char *from = static_cast<const char *>(source);
-  switch (scheme_for(type)) {
+  switch (scheme_for(type, t.pe)) {
     case Scheme::CpuElements: {
       char *mapped = remote_address(dest, nelems * size, t.pe, routine);
       with_type(type, [&](auto *p) {
@@ -371,6 +423,11 @@ void accumulate(Type type, Op op, Target t, void *dest, const void *source, size
       return;
     case Scheme::Caller:
       caller(type, op, t, to, from, nelems, size, routine);
+      return;
+    case Scheme::Owner:
+      remote_address(dest, nelems * size, t.pe, routine);  // checks the range (another node)
+      messages_accumulate(t.pe, dest, static_cast<uint8_t>(type), static_cast<uint8_t>(op), size,
+                          source, nelems * size, routine);
       return;
   }
 }

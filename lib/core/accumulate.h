@@ -9,10 +9,13 @@
 //                       64-bit integers: sum/and/or/xor as non-fetching HCA atomics, replace as
 //                       an atomic set, min/max/prod as compare-swap loops), or a CPU atomic on
 //                       the mapped element in a one-node all-SW job (types of up to 8 bytes);
-//   under stripe locks  every other type, and every type with HOSHMEM_ACC=caller: the caller
-//                       takes the target's locks that cover the range (one 8-byte word per
-//                       64 KiB stripe of addresses, taken with the job's own atomics, in
-//                       ascending order), gets the section, computes, puts it back, releases.
+//   under stripe locks  every other type, and every type with HOSHMEM_ACC=caller or owner: the
+//                       target's locks that cover the range (one 8-byte word per 64 KiB stripe
+//                       of the segment, taken with the job's own atomics, in ascending order)
+//                       are held while the elements change; either the caller takes them, gets
+//                       the section, computes, puts it back and releases (caller computes), or
+//                       the target's CPU does it all on a message (owner computes, all-SW mode
+//                       across nodes).
 //
 // Not atomic with respect to AMOs, puts or stores on the same elements (documented in
 // <shmemx.h> and docs/user-guide.md).
@@ -38,16 +41,19 @@ enum class Type : uint8_t {
 #undef HOSHMEM_ACC_TYPE_ENUM
 };
 
-// How an accumulate is made (HOSHMEM_ACC forces one where it can run).
-enum class Scheme : uint8_t { CpuElements, NicElements, Caller };
+// How an accumulate is made (HOSHMEM_ACC forces one where it can run). Owner computes: the
+// elements go to the target in messages (all-SW mode, another node), and the target's CPU (the
+// application thread inside the library, or its progress thread) applies them under its own
+// stripe locks, so it mixes with caller computes on the same elements.
+enum class Scheme : uint8_t { CpuElements, NicElements, Caller, Owner };
 
 // After the mode and the transports are known (runtime_init): reads HOSHMEM_ACC and fixes the
 // rule for the job; a forced scheme that cannot run in this job is fatal here.
 void accumulate_init();
 // For SHMEM_INFO: the rule, one line.
 std::string accumulate_rule();
-// The scheme every accumulate of `type` uses in this job.
-Scheme scheme_for(Type type);
+// The scheme an accumulate of `type` to PE `pe` uses in this job.
+Scheme scheme_for(Type type, int pe);
 const char *scheme_name(Scheme s);
 
 // dest[i] = OP(dest[i], source[i]) for i < nelems on PE t.pe. Blocking or not, `source` may be
@@ -57,5 +63,10 @@ void accumulate(Type type, Op op, Target t, void *dest, const void *source, size
 
 // dst[i] = OP(dst[i], src[i]) with plain loads and stores (the locked schemes' arithmetic).
 void apply(Type type, Op op, void *dst, const void *src, size_t nelems);
+
+// On the target, owner computes: `bytes` of elements at `src` (any alignment) applied to this
+// PE's `to`, if the stripe locks covering it are free; false (nothing done) if one is held.
+// `type` and `op` come from a message: values out of range are fatal.
+bool owner_apply(uint8_t type, uint8_t op, char *to, const void *src, size_t bytes);
 
 }  // namespace hoshmem::acc

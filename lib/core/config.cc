@@ -51,11 +51,13 @@ constexpr Variable kVariables[] = {
      "every PE's device has DC and the job has at least 16 PEs, else rc; ud (all-SW mode "
      "only): puts, gets and AMOs to other nodes as UD messages, one queue pair per PE; in "
      "all-SW mode AMOs are UD messages either way"},
-    {"HOSHMEM_ACC", nullptr, "auto", "auto, caller or nic",
+    {"HOSHMEM_ACC", nullptr, "auto", "auto, owner, caller or nic",
      "how one-sided accumulates (shmemx_TYPENAME_OP_accumulate) update the target: auto = in "
      "all-HW mode the HCA computes 32/64-bit integers element by element, in a one-node all-SW "
-     "job CPU atomics per element, otherwise the caller computes under the target's stripe "
-     "locks; caller = every type that way; nic = auto, refused in all-SW mode"},
+     "job CPU atomics per element, otherwise under the target's stripe locks, computed by the "
+     "target's CPU (owner, all-SW mode across nodes) or else the caller; owner, caller = every "
+     "type under the stripe locks, other nodes' PEs computing or the caller (owner: all-SW "
+     "only); nic = auto, refused in all-SW mode"},
     {"HOSHMEM_DCI_COUNT", nullptr, "8", "1 to 64",
      "DC: initiators per context (the default context's and each context's own); a peer keeps "
      "one while it has operations outstanding"},
@@ -181,7 +183,7 @@ Config load_config() {
   c.share_globals = bool_var("HOSHMEM_SHARE_GLOBALS");
   c.wait = choice_var("HOSHMEM_WAIT", {"auto", "spin", "yield", "sleep"});
   c.transport = choice_var("HOSHMEM_TRANSPORT", {"auto", "rc", "dc", "ud"});
-  c.acc = choice_var("HOSHMEM_ACC", {"auto", "caller", "nic"});
+  c.acc = choice_var("HOSHMEM_ACC", {"auto", "owner", "caller", "nic"});
   c.device = raw(variable("HOSHMEM_DEVICE"), &unused_source);  // checked when it is opened
   auto auto_or = [](uint64_t hi) {
     return [hi](const char *text) -> std::optional<int> {

@@ -32,7 +32,7 @@ struct Config {
   uint64_t ud_rto_us;         // HOSHMEM_UD_RTO_US: first retransmission timeout
   uint64_t ud_give_up_ms;     // HOSHMEM_UD_GIVE_UP_MS: a silent peer is declared dead after this
   bool ud_progress_thread;    // HOSHMEM_UD_PROGRESS_THREAD
-  std::string acc;            // HOSHMEM_ACC: auto | caller | nic
+  std::string acc;            // HOSHMEM_ACC: auto | owner | caller | nic
 };
 
 // Reads and validates every variable; a bad value is fatal with the accepted range.

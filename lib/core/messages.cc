@@ -1,6 +1,8 @@
 // lib/core: active messages over UD (messages.h).
 #include "lib/core/messages.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "lib/atomics/cpu_atomics.h"
+#include "lib/core/accumulate.h"
 #include "lib/core/rdma.h"
 #include "lib/core/runtime.h"
 #include "lib/transport/net/peer.h"
@@ -24,7 +27,7 @@ struct AddressRecord {
   char why_not[96];
 };
 
-enum MessageType : uint8_t { kAmo = 1, kPut = 2, kGet = 3 };
+enum MessageType : uint8_t { kAmo = 1, kPut = 2, kGet = 3, kAccumulate = 4 };
 // Where a message's bytes are on the target: an offset in its "file" (control area, then heap, one
 // address range: the same layout on every PE) or in its globals.
 enum Segment : uint8_t { kFile = 0, kGlobals = 1 };
@@ -46,6 +49,16 @@ struct AmoMessage {
   uint8_t reserved[6];
   uint64_t operand, compare;
 };
+
+// An accumulate the target computes (lib/core/accumulate.h, owner computes): the elements follow.
+struct AccumulateMessage {
+  Place place;      // length: bytes of elements that follow
+  uint8_t type;     // acc::Type
+  uint8_t op;       // acc::Op
+  uint8_t reserved[6];
+};
+// Its reply: one byte.
+enum AccumulateStatus : uint8_t { kRefused = 0, kApplied = 1, kBusy = 2 };
 
 [[noreturn]] void ud_failed(int pe, const char *cause) {
   fatal("UD", "messages to PE %d failed: %s", pe, cause);
@@ -138,6 +151,61 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
       case kAmo:
         if (len == sizeof(AmoMessage)) return amo(msg, reply);
         return;
+      case kAccumulate:
+        return accumulate_here(msg, len, reply);
+    }
+  }
+
+  // Owner computes: the chunk's elements applied under this PE's stripe locks, if they are free
+  // (a caller computing on them holds them: the sender retries).
+  void accumulate_here(const void *msg, size_t len, ud::Reply &reply) {
+    AccumulateMessage m;
+    if (len < sizeof m || reply.capacity < 1) return;
+    memcpy(&m, msg, sizeof m);
+    char *to = len - sizeof m == m.place.length ? local(m.place, m.place.length) : nullptr;
+    AccumulateStatus status = kRefused;
+    if (to)
+      status = acc::owner_apply(m.type, m.op, to, static_cast<const char *>(msg) + sizeof m,
+                                m.place.length)
+                   ? kApplied
+                   : kBusy;
+    reply.data[0] = status;
+    reply.len = 1;
+    if (status == kApplied) notify(rt.me);  // a waiter of this PE
+  }
+
+  // Sends [source, source + bytes) to be applied to PE `pe`'s `sym` by that PE, in chunks of
+  // whole elements that fit a message, all in flight at once; the chunks found busy go again
+  // until applied. Every chunk is applied on return.
+  void accumulate(int pe, void *sym, uint8_t type, uint8_t op, size_t elem, const void *source,
+                  size_t bytes, const char *routine) {
+    const size_t chunk = (transport.max_message() - sizeof(AccumulateMessage)) / elem * elem;
+    const size_t count = (bytes + chunk - 1) / chunk;
+    std::vector<uint8_t> messages(count * (sizeof(AccumulateMessage) + chunk));
+    std::vector<uint8_t> status(count, kBusy);
+    auto message = [&](size_t i) { return messages.data() + i * (sizeof(AccumulateMessage) + chunk); };
+    for (size_t i = 0; i < count; ++i) {
+      const size_t off = i * chunk, n = std::min(chunk, bytes - off);
+      AccumulateMessage m{user_place(kAccumulate, static_cast<char *>(sym) + off, n, pe, routine),
+                          type, op, {}};
+      memcpy(message(i), &m, sizeof m);
+      memcpy(message(i) + sizeof m, static_cast<const char *>(source) + off, n);
+    }
+    for (unsigned round = 0;; ++round) {
+      size_t busy = 0;
+      for (size_t i = 0; i < count; ++i) {
+        if (status[i] != kBusy) continue;
+        ++busy;
+        const size_t n = std::min(chunk, bytes - i * chunk);
+        transport.call_nbi(pe, message(i), sizeof(AccumulateMessage) + n, &status[i], 1);
+      }
+      if (busy == 0) return;
+      if (round > 0) sched_yield();  // a caller computing there holds the locks: let it finish
+      transport.quiet();
+      for (size_t i = 0; i < count; ++i)
+        if (status[i] == kRefused)
+          fatal(routine, "PE %d refused an accumulate of %zu bytes at %p (not in its segment)",
+                pe, std::min(chunk, bytes - i * chunk), static_cast<char *>(sym) + i * chunk);
     }
   }
 
@@ -262,6 +330,11 @@ atomics::AtomicBackend *messages_start(Bootstrap &boot, bool rma_over_ud) {
 
 progress::Source *messages_source() { return g_ud ? &g_ud->transport : nullptr; }
 progress::Thread *messages_thread() { return g_ud ? g_ud->transport.thread() : nullptr; }
+
+void messages_accumulate(int pe, void *sym, uint8_t type, uint8_t op, size_t elem,
+                         const void *source, size_t bytes, const char *routine) {
+  g_ud->accumulate(pe, sym, type, op, elem, source, bytes, routine);
+}
 
 void messages_put(int pe, void *sym, const void *source, size_t bytes) {
   g_ud->put(pe, sym, source, bytes);
