@@ -1,5 +1,6 @@
 #include "exec_knobs.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,20 @@ long env_knob(const char* name, long def, long lo, long hi) {
     exit(1);
   }
   return v;
+}
+
+uint64_t env_knob_us(const char* name, double hi_us) {
+  const char* e = getenv(name);
+  if (!e || !*e) return 0;
+  char* end;
+  double v = strtod(e, &end);
+  // !(v >= 0) also catches NaN; strtod accepts "inf", which the upper bound rejects.
+  if (*end || end == e || !(v >= 0) || v > hi_us) {
+    fprintf(stderr, "softhca: %s=%s rejected: accepted range is 0..%.0f (microseconds, fractions allowed)\n",
+            name, e, hi_us);
+    exit(1);
+  }
+  return uint64_t(std::llround(v * 1000));
 }
 
 namespace {
@@ -38,6 +53,9 @@ ExecKnobs load() {
   k.completion_delay_us = uint32_t(env_knob("SOFTHCA_COMPLETION_DELAY_US", chaos ? 50 : 0, 0, 1000000));
   k.late_source = env_knob("SOFTHCA_LATE_SOURCE", chaos, 0, 1) != 0;
   k.reorder = env_knob("SOFTHCA_REORDER", chaos, 0, 1) != 0;
+  // Not part of SOFTHCA_CHAOS: it changes no order and exposes no data race, only the latency of
+  // a thread woken through a completion channel (see wakeup.h).
+  k.event_delay_ns = env_knob_us("SOFTHCA_EVENT_DELAY_US", 10e6);
   return k;
 }
 

@@ -602,6 +602,14 @@ bool Hca::cq_push_locked(Cq* cq, const mlx5_cqe64& cqe, bool solicited, const vo
 }
 
 void Chan::notify(Cq* cq) {
+  // The interrupt and the wake-up of the sleeping thread take time (SOFTHCA_EVENT_DELAY_US): the
+  // event is raised later by the event-delay thread, and the caller (which may be executing a
+  // WQE, or the doorbell thread) goes on at once.
+  if (exec_knobs().event_delay_ns) return delay_event(this, cq);
+  signal(cq);
+}
+
+void Chan::signal(Cq* cq) {
   std::lock_guard<std::mutex> g(mu);
   events.push_back(cq);
   char b = 1;

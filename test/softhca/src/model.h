@@ -52,13 +52,16 @@ struct Cq;
 // A completion channel. Events are queued here; the pipe carries one byte per queued event so that
 // `ch.fd` polls readable exactly while events wait (programs poll() it and may make it
 // non-blocking). Destroying a CQ discards its unread events, as the kernel does.
+// With SOFTHCA_EVENT_DELAY_US, notify hands the event to the event-delay thread (wakeup.h), which
+// queues it here (signal) only when it is due: until then the fd is not readable.
 struct Chan {
   ibv_comp_channel ch;  // first
   int wfd = -1;         // write end (non-blocking)
   int drain_fd = -1;    // the read end opened once more, non-blocking: consumes discarded events
   std::mutex mu;
   std::deque<Cq*> events;
-  void notify(Cq* cq);  // queue one event
+  void notify(Cq* cq);  // raise one event (now, or after the event delay)
+  void signal(Cq* cq);  // queue one event now
 };
 
 struct Cq {

@@ -10,7 +10,9 @@
 #include <cstring>
 
 #include "doorbell.h"
+#include "exec_knobs.h"
 #include "hca.h"
+#include "wakeup.h"
 
 using namespace softhca;
 
@@ -988,6 +990,8 @@ int ibv_destroy_comp_channel(ibv_comp_channel* ch) {
   pthread_mutex_unlock(&ch->context->mutex);
   if (refs) return EBUSY;
   auto* c = reinterpret_cast<Chan*>(ch);
+  // Its CQs took their delayed events with them; this only makes sure none reaches a freed channel.
+  if (exec_knobs().event_delay_ns) drop_delayed_events(c);
   close(ch->fd);
   close(c->wfd);
   if (c->drain_fd >= 0) close(c->drain_fd);
@@ -1353,7 +1357,9 @@ int softhca_v11_ibv_destroy_cq(ibv_cq* ibcq) {
     h.cqs.erase(cq->cqn);
   }
   if (Chan* ch = cq->chan) {
-    // Events not yet read are discarded (the kernel drops them with the CQ) ...
+    // Events not yet read are discarded (the kernel drops them with the CQ), those still delayed
+    // (SOFTHCA_EVENT_DELAY_US) first, so that none of them reaches the channel afterwards ...
+    if (exec_knobs().event_delay_ns) drop_delayed_events(cq);
     int dropped = 0;
     {
       std::lock_guard<std::mutex> g(ch->mu);

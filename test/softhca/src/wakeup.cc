@@ -6,7 +6,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "exec_knobs.h"
+#include "model.h"
 
 namespace softhca {
 
@@ -48,6 +56,74 @@ void model_pause() {
   // short sleep ends is woken and, with its short slice, preempts the spinner at once.
   timespec ts{0, 5000};
   nanosleep(&ts, nullptr);
+}
+
+namespace {
+
+struct DelayedEvent {
+  Chan* ch;
+  Cq* cq;
+  uint64_t due_ns;
+};
+
+// Never destroyed: the event-delay thread outlives static destructors (a process may exit with
+// events still delayed; they are simply never raised).
+struct Delayed {
+  std::mutex mu;  // held while an event is raised, so that drop_delayed_events can wait for it
+  std::condition_variable cv;
+  // One delay for all: due times grow in the order events are queued, so this is sorted.
+  std::deque<DelayedEvent> q;
+  std::once_flag started;
+};
+Delayed& delayed() {
+  static Delayed* d = new Delayed;
+  return *d;
+}
+
+void event_delay_thread() {
+  // Wake at the due time itself (timer slack 1 us) and preempt a thread spinning on a core.
+  prefer_prompt_wakeup();
+  Delayed& d = delayed();
+  std::unique_lock<std::mutex> g(d.mu);
+  for (;;) {
+    if (d.q.empty()) {
+      d.cv.wait(g);
+      continue;
+    }
+    uint64_t now = now_ns();
+    if (d.q.front().due_ns > now) {
+      d.cv.wait_for(g, std::chrono::nanoseconds(d.q.front().due_ns - now));
+      continue;  // spurious or early wake-ups look again
+    }
+    // Raised under the lock: once drop_delayed_events has the lock, nothing of its CQ or channel
+    // is being raised. Chan::signal takes only the channel's lock and writes a non-blocking pipe.
+    DelayedEvent e = d.q.front();
+    d.q.pop_front();
+    e.ch->signal(e.cq);
+  }
+}
+
+}  // namespace
+
+void delay_event(Chan* ch, Cq* cq) {
+  Delayed& d = delayed();
+  std::call_once(d.started, [] { std::thread(event_delay_thread).detach(); });
+  std::lock_guard<std::mutex> g(d.mu);
+  // Taken under the lock, so that due times follow the queue's order.
+  d.q.push_back({ch, cq, now_ns() + exec_knobs().event_delay_ns});
+  if (d.q.size() == 1) d.cv.notify_one();  // else the thread already waits for an earlier one
+}
+
+void drop_delayed_events(const Cq* cq) {
+  Delayed& d = delayed();
+  std::lock_guard<std::mutex> g(d.mu);
+  for (auto it = d.q.begin(); it != d.q.end();) it = it->cq == cq ? d.q.erase(it) : it + 1;
+}
+
+void drop_delayed_events(const Chan* ch) {
+  Delayed& d = delayed();
+  std::lock_guard<std::mutex> g(d.mu);
+  for (auto it = d.q.begin(); it != d.q.end();) it = it->ch == ch ? d.q.erase(it) : it + 1;
 }
 
 }  // namespace softhca
