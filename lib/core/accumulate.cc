@@ -248,14 +248,26 @@ void unlock(Target t, int s, const char *routine) {
 // Caller computes: the locks of every stripe [dest, dest + bytes) touches, in ascending order
 // (two callers never wait for each other in a cycle), then get, compute, put, release. The
 // section's bytes cross the network twice.
+struct HeldLocks {
+  bool take[shm::kAccumulateLocks];
+};
+HeldLocks lock_range(Target t, const void *dest, size_t bytes, const char *routine) {
+  HeldLocks held;
+  stripes(dest, bytes, held.take);
+  for (int s = 0; s < shm::kAccumulateLocks; ++s)
+    if (held.take[s]) lock(t, s, routine);
+  return held;
+}
+void unlock_range(Target t, const HeldLocks &held, const char *routine) {
+  for (int s = shm::kAccumulateLocks - 1; s >= 0; --s)
+    if (held.take[s]) unlock(t, s, routine);
+}
+
 void caller(Type type, Op op, Target t, char *dest, const char *src, size_t n, size_t size,
             const char *routine) {
   const size_t bytes = n * size;
   char *mapped = remote_address(dest, bytes, t.pe, routine);
-  bool take[shm::kAccumulateLocks];
-  stripes(dest, bytes, take);
-  for (int s = 0; s < shm::kAccumulateLocks; ++s)
-    if (take[s]) lock(t, s, routine);
+  const HeldLocks held = lock_range(t, dest, bytes, routine);
 
   if (mapped) {
     apply(type, op, mapped, src, n);  // loads and stores on the peer's memory, mapped here
@@ -272,17 +284,37 @@ void caller(Type type, Op op, Target t, char *dest, const char *src, size_t n, s
     }
     rt.remote_atomics->fence(t.lane, t.pe);  // the section lands before the locks are free
   }
-  for (int s = shm::kAccumulateLocks - 1; s >= 0; --s)
-    if (take[s]) unlock(t, s, routine);
+  unlock_range(t, held, routine);
+}
+
+// Owner computes: the elements in messages, applied by the target's CPU. In all-SW mode it takes
+// its stripe locks itself; in all-HW mode (its CPU may not touch a word the HCA updates) the
+// caller holds them around the messages, which return once every chunk is applied.
+void owner(Type type, Op op, Target t, char *dest, const char *src, size_t n, size_t size,
+           const char *routine) {
+  const size_t bytes = n * size;
+  remote_address(dest, bytes, t.pe, routine);  // checks the range (another node)
+  const bool hw = rt.mode == atomics::AtomicityMode::AllHardware;
+  HeldLocks held{};
+  if (hw) held = lock_range(t, dest, bytes, routine);
+  messages_accumulate(t.pe, dest, static_cast<uint8_t>(type), static_cast<uint8_t>(op), size,
+                      src, bytes, hw, routine);
+  if (hw) unlock_range(t, held, routine);
 }
 
 // --- the job's rule ---
 
+// All-HW mode, auto: from this size up owner computes (data once, the target's CPU woken) beats
+// caller computes (data twice, no target CPU) to another node; below it caller computes does.
+// Measured by perf/hw/acc.sh (perf/RESULTS.md).
+constexpr size_t kHwOwnerFromBytes = 16 * 1024;
+
 struct Rule {
-  bool locked = false;        // HOSHMEM_ACC=caller or owner: every type under the stripe locks
-  bool hw = false;            // all-HW mode: the HCA computes 32- and 64-bit integers
-  bool one_node_sw = false;   // all-SW mode, every PE on this node: CPU atomics per element
-  bool owner_remote = false;  // all-SW mode across nodes: other nodes' PEs compute (messages)
+  bool locked = false;         // HOSHMEM_ACC=caller or owner: every type under the stripe locks
+  bool hw = false;             // all-HW mode: the HCA computes 32- and 64-bit integers
+  bool one_node_sw = false;    // all-SW mode, every PE on this node: CPU atomics per element
+  bool owner_remote = false;   // other nodes' PEs may compute (messages reach their CPUs)
+  size_t owner_from = 0;       // ... for accumulates of at least this many bytes
 } rule;
 
 size_t type_size(Type type) {
@@ -313,13 +345,14 @@ const char *scheme_name(Scheme s) {
   return "?";
 }
 
-Scheme scheme_for(Type type, int pe) {
+Scheme scheme_for(Type type, int pe, size_t bytes) {
   const size_t size = type_size(type);
   if (!rule.locked) {
     if (rule.hw && type_integer(type) && (size == 4 || size == 8)) return Scheme::NicElements;
     if (rule.one_node_sw && size <= 8) return Scheme::CpuElements;
   }
-  return rule.owner_remote && !rt.control[pe] ? Scheme::Owner : Scheme::Caller;
+  return rule.owner_remote && !rt.control[pe] && bytes >= rule.owner_from ? Scheme::Owner
+                                                                          : Scheme::Caller;
 }
 
 void accumulate_init() {
@@ -328,24 +361,30 @@ void accumulate_init() {
   rule.hw = rt.mode == atomics::AtomicityMode::AllHardware;
   rule.one_node_sw = !rule.hw && !rt.spans_nodes;
   rule.locked = forced == "caller" || forced == "owner";
-  rule.owner_remote = !rule.hw && rt.spans_nodes && forced != "caller";
+  rule.owner_remote = rt.spans_nodes && forced != "caller" && (!rule.hw || rt.messages_in_hw);
+  rule.owner_from = rule.hw && forced != "owner" ? kHwOwnerFromBytes : 0;
   if (forced == "nic" && !rule.hw)
     fatal("shmem_init", "HOSHMEM_ACC=nic: the HCA computes accumulates in all-HW mode only, "
                         "and this job is all-SW (%s)", rt.mode_reason.c_str());
-  // In all-HW mode nothing reaches a target's CPU yet (its UD messages are stopped).
-  if (forced == "owner" && rule.hw)
-    fatal("shmem_init", "HOSHMEM_ACC=owner: owner computes needs the target's CPU, reached by "
-                        "messages in all-SW mode only; this job is all-HW (use auto, caller or "
-                        "nic, or HOSHMEM_ATOMICS=sw)");
+  if (forced == "owner" && rule.hw && !rt.messages_in_hw)
+    fatal("shmem_init", "HOSHMEM_ACC=owner: owner computes needs messages to the target's CPU, "
+                        "and %s", rt.spans_nodes ? "HOSHMEM_AM=off has none"
+                                              : "every PE is on this node (no messages)");
 }
 
 std::string accumulate_rule() {
-  const char *remote = rule.owner_remote
-                           ? "owner computes to other nodes (the elements in messages, applied "
-                             "by the target's CPU under its stripe locks), caller computes on "
-                             "this node (CPU loads and stores under the stripe locks)"
-                           : "caller computes under the target's stripe locks (get, compute, "
-                             "put; CPU loads and stores on this node)";
+  std::string remote =
+      !rule.owner_remote ? "caller computes under the target's stripe locks (get, compute, put; "
+                           "CPU loads and stores on this node)"
+      : rule.hw ? "under the target's stripe locks: owner computes to other nodes (the elements "
+                  "in messages, applied by the target's CPU)" +
+                      std::string(rule.owner_from ? " from " + std::to_string(rule.owner_from) +
+                                                        " bytes, caller computes below"
+                                                  : "") +
+                      ", caller computes on this node"
+                : "owner computes to other nodes (the elements in messages, applied by the "
+                  "target's CPU under its stripe locks), caller computes on this node (CPU "
+                  "loads and stores under the stripe locks)";
   std::string r;
   if (rule.locked)
     r = std::string("every type under the stripe locks (HOSHMEM_ACC=") + rt.config.acc + "): ";
@@ -358,7 +397,8 @@ std::string accumulate_rule() {
   return r + remote;
 }
 
-bool owner_apply(uint8_t type_byte, uint8_t op_byte, char *to, const void *src, size_t bytes) {
+bool owner_apply(uint8_t type_byte, uint8_t op_byte, char *to, const void *src, size_t bytes,
+                 bool locked) {
   constexpr uint8_t kTypes = 0
 #define HOSHMEM_ACC_TYPE_COUNT(P, T, N) +1
       HOSHMEM_REDUCE_ARITH_TYPES(HOSHMEM_ACC_TYPE_COUNT, _);
@@ -371,14 +411,14 @@ bool owner_apply(uint8_t type_byte, uint8_t op_byte, char *to, const void *src, 
   bool take[shm::kAccumulateLocks];
   stripes(to, bytes, take);
   int taken = 0;
-  for (; taken < shm::kAccumulateLocks; ++taken) {
+  for (; taken < shm::kAccumulateLocks && !locked; ++taken) {
     if (!take[taken]) continue;
     uint64_t free_value = 0;
     if (!__atomic_compare_exchange_n(lock_word(taken), &free_value, uint64_t(rt.me) + 1, false,
                                      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
       break;
   }
-  const bool all = taken == shm::kAccumulateLocks;
+  const bool all = locked || taken == shm::kAccumulateLocks;
   if (all) {
     alignas(16) char aligned[kChunkBytes];  // the message's elements need not be aligned
     const size_t chunk = kChunkBytes / size * size;
@@ -404,7 +444,7 @@ void accumulate(Type type, Op op, Target t, void *dest, const void *source, size
   check_local(source, nelems * size, "source", routine);
   char *to = static_cast<char *>(dest);
   const char *from = static_cast<const char *>(source);
-  switch (scheme_for(type, t.pe)) {
+  switch (scheme_for(type, t.pe, nelems * size)) {
     case Scheme::CpuElements: {
       char *mapped = remote_address(dest, nelems * size, t.pe, routine);
       with_type(type, [&](auto *p) {
@@ -425,9 +465,7 @@ void accumulate(Type type, Op op, Target t, void *dest, const void *source, size
       caller(type, op, t, to, from, nelems, size, routine);
       return;
     case Scheme::Owner:
-      remote_address(dest, nelems * size, t.pe, routine);  // checks the range (another node)
-      messages_accumulate(t.pe, dest, static_cast<uint8_t>(type), static_cast<uint8_t>(op), size,
-                          source, nelems * size, routine);
+      owner(type, op, t, to, from, nelems, size, routine);
       return;
   }
 }

@@ -14,8 +14,10 @@
 //                       of the segment, taken with the job's own atomics, in ascending order)
 //                       are held while the elements change; either the caller takes them, gets
 //                       the section, computes, puts it back and releases (caller computes), or
-//                       the target's CPU does it all on a message (owner computes, all-SW mode
-//                       across nodes).
+//                       the elements go to the target in messages and its CPU applies them
+//                       (owner computes, to other nodes): in all-SW mode the target takes the
+//                       locks itself; in all-HW mode, where its CPU may not touch a word the
+//                       HCA updates, the caller takes and releases them around the messages.
 //
 // Not atomic with respect to AMOs, puts or stores on the same elements (documented in
 // <shmemx.h> and docs/user-guide.md).
@@ -52,8 +54,8 @@ enum class Scheme : uint8_t { CpuElements, NicElements, Caller, Owner };
 void accumulate_init();
 // For SHMEM_INFO: the rule, one line.
 std::string accumulate_rule();
-// The scheme an accumulate of `type` to PE `pe` uses in this job.
-Scheme scheme_for(Type type, int pe);
+// The scheme an accumulate of `bytes` of `type` to PE `pe` uses in this job.
+Scheme scheme_for(Type type, int pe, size_t bytes);
 const char *scheme_name(Scheme s);
 
 // dest[i] = OP(dest[i], source[i]) for i < nelems on PE t.pe. Blocking or not, `source` may be
@@ -65,8 +67,9 @@ void accumulate(Type type, Op op, Target t, void *dest, const void *source, size
 void apply(Type type, Op op, void *dst, const void *src, size_t nelems);
 
 // On the target, owner computes: `bytes` of elements at `src` (any alignment) applied to this
-// PE's `to`, if the stripe locks covering it are free; false (nothing done) if one is held.
-// `type` and `op` come from a message: values out of range are fatal.
-bool owner_apply(uint8_t type, uint8_t op, char *to, const void *src, size_t bytes);
+// PE's `to`, if the stripe locks covering it are free (or `locked`: the sender holds them);
+// false (nothing done) if one is held. `type` and `op` come from a message: values out of range
+// are fatal.
+bool owner_apply(uint8_t type, uint8_t op, char *to, const void *src, size_t bytes, bool locked);
 
 }  // namespace hoshmem::acc

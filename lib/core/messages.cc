@@ -55,7 +55,8 @@ struct AccumulateMessage {
   Place place;      // length: bytes of elements that follow
   uint8_t type;     // acc::Type
   uint8_t op;       // acc::Op
-  uint8_t reserved[6];
+  uint8_t locked;   // the sender holds the stripe locks (all-HW mode): apply at once
+  uint8_t reserved[5];
 };
 // Its reply: one byte.
 enum AccumulateStatus : uint8_t { kRefused = 0, kApplied = 1, kBusy = 2 };
@@ -166,7 +167,7 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
     AccumulateStatus status = kRefused;
     if (to)
       status = acc::owner_apply(m.type, m.op, to, static_cast<const char *>(msg) + sizeof m,
-                                m.place.length)
+                                m.place.length, m.locked != 0)
                    ? kApplied
                    : kBusy;
     reply.data[0] = status;
@@ -178,7 +179,7 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
   // whole elements that fit a message, all in flight at once; the chunks found busy go again
   // until applied. Every chunk is applied on return.
   void accumulate(int pe, void *sym, uint8_t type, uint8_t op, size_t elem, const void *source,
-                  size_t bytes, const char *routine) {
+                  size_t bytes, bool locked, const char *routine) {
     const size_t chunk = (transport.max_message() - sizeof(AccumulateMessage)) / elem * elem;
     const size_t count = (bytes + chunk - 1) / chunk;
     std::vector<uint8_t> messages(count * (sizeof(AccumulateMessage) + chunk));
@@ -187,7 +188,7 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
     for (size_t i = 0; i < count; ++i) {
       const size_t off = i * chunk, n = std::min(chunk, bytes - off);
       AccumulateMessage m{user_place(kAccumulate, static_cast<char *>(sym) + off, n, pe, routine),
-                          type, op, {}};
+                          type, op, locked, {}};
       memcpy(message(i), &m, sizeof m);
       memcpy(message(i) + sizeof m, static_cast<const char *>(source) + off, n);
     }
@@ -332,8 +333,8 @@ progress::Source *messages_source() { return g_ud ? &g_ud->transport : nullptr; 
 progress::Thread *messages_thread() { return g_ud ? g_ud->transport.thread() : nullptr; }
 
 void messages_accumulate(int pe, void *sym, uint8_t type, uint8_t op, size_t elem,
-                         const void *source, size_t bytes, const char *routine) {
-  g_ud->accumulate(pe, sym, type, op, elem, source, bytes, routine);
+                         const void *source, size_t bytes, bool locked, const char *routine) {
+  g_ud->accumulate(pe, sym, type, op, elem, source, bytes, locked, routine);
 }
 
 void messages_put(int pe, void *sym, const void *source, size_t bytes) {

@@ -29,9 +29,10 @@ void messages_put(int pe, void *sym, const void *source, size_t bytes);
 void messages_get(int pe, void *dest, const void *sym, size_t bytes, bool nbi);
 // Owner computes (lib/core/accumulate.h): PE `pe` applies OP (acc::Op `op`) to its copy of `sym`
 // with the `bytes` of elements (acc::Type `type`, `elem` bytes each) at `source`, in chunks of one
-// message each, under its stripe locks. Every chunk is applied on return.
+// message each, under its stripe locks (`locked`: the sender holds them). Every chunk is applied
+// on return.
 void messages_accumulate(int pe, void *sym, uint8_t type, uint8_t op, size_t elem,
-                         const void *source, size_t bytes, const char *routine);
+                         const void *source, size_t bytes, bool locked, const char *routine);
 // Finalize, after its quiet and barrier: a peer that stops answering is closing, not dead.
 void messages_closing();
 void messages_stop();

@@ -200,8 +200,19 @@ void runtime_init(int requested, int *provided, const char *routine) {
                               nullptr};
   if (rt.mode == atomics::AtomicityMode::AllHardware) {
     rt.remote_atomics = rdma_start(boot);
-    messages_stop();
+    // UD messages reach other nodes' CPUs (owner computes); their AMO backend is not used.
+    rt.messages_in_hw = spans_nodes && rt.config.am != "off";
+    if (rt.messages_in_hw) {
+      messages_start(boot, false);
+      rt.wait.serve = messages_source();
+      rt.wait.serve_thread = messages_thread();
+    } else {
+      messages_stop();
+    }
   } else if (spans_nodes) {
+    if (rt.config.am == "off")
+      fatal(routine, "HOSHMEM_AM=off: all-SW mode's AMOs to other nodes are UD messages (use "
+                     "auto, or HOSHMEM_ATOMICS=hw)");
     // Puts, gets and the library's messages over RC (or DC), or over UD with
     // HOSHMEM_TRANSPORT=ud.
     rt.rma_over_ud = rt.config.transport == "ud";
@@ -259,6 +270,7 @@ void runtime_finalize() {
   rt.cpu_atomics_ok = nullptr;
   rt.npes = 0;
   rt.rma_over_ud = false;
+  rt.messages_in_hw = false;
   set_abort_hook(nullptr);
 }
 
@@ -291,6 +303,9 @@ void runtime_print_info(FILE *out) {
             rt.spans_nodes ? "RMA to other nodes and every AMO" : "HCA atomics", rdma_queues(),
             rt.spans_nodes ? "; shared memory for puts and gets on this node" : "",
             rdma_transport_reason().c_str());
+  if (rt.messages_in_hw)
+    fprintf(out, "  active messages: %s (HOSHMEM_AM: to other nodes' CPUs, owner computes)\n",
+            messages_description().c_str());
   if (rt.mode == atomics::AtomicityMode::AllHardware || (rt.spans_nodes && !rt.rma_over_ud)) {
     fprintf(out, "  posting: %s\n", rdma_post_path());
     fprintf(out, "  ack timeout: %s\n", rdma_ack_timeout().c_str());
