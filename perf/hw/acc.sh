@@ -15,9 +15,11 @@
 #     elements in UD messages, applied by PE 1's CPU under its stripe locks) and
 #     HOSHMEM_ACC=caller (PE 1's stripe lock by a UD message, an RDMA get, the sum, an RDMA put,
 #     the release): for every target state and delay.
-#   all-HW (HOSHMEM_ATOMICS=hw over RC): auto (longs: the HCA, a non-fetching add per element;
-#     doubles: caller computes with HCA atomics for the locks) and HOSHMEM_ACC=caller; the
-#     target polling (its CPU takes no part) and no delay.
+#   all-HW (HOSHMEM_ATOMICS=hw over RC): HOSHMEM_ACC=owner (the caller takes PE 1's stripe lock
+#     with an HCA atomic, the elements go in UD messages PE 1's CPU applies, the caller releases)
+#     and HOSHMEM_ACC=caller (lock, get, sum, put, release: all HCA, no target CPU), for every
+#     target state and delay; then auto, where longs go to the HCA (a non-fetching add per
+#     element), against caller computes (target polling, no delay: its CPU takes no part).
 # Columns: latency of one blocking accumulate + quiet (us) and bandwidth of ACC_BATCH _nbi
 # accumulates + quiet (MB/s = 10^6 B/s); owner/caller < 1 means owner computes is faster in
 # latency, > 1 in bandwidth. "crossover" lines give the smallest size from which owner computes
@@ -92,27 +94,34 @@ crossover() {
   echo "$from"
 }
 
-echo "== all-SW mode (messages over UD, RMA over RC): owner computes vs caller computes"
-summary=()
-for delay in $delays; do
-  for target in $targets; do
-    o=$work/sw.owner.$target.$delay c=$work/sw.caller.$target.$delay
-    run "$o" "$target" HOSHMEM_ATOMICS=sw HOSHMEM_TRANSPORT=rc HOSHMEM_ACC=owner SOFTHCA_EVENT_DELAY_US="$delay"
-    run "$c" "$target" HOSHMEM_ATOMICS=sw HOSHMEM_TRANSPORT=rc HOSHMEM_ACC=caller SOFTHCA_EVENT_DELAY_US="$delay"
-    echo "-- target $target, event delay $delay us"
-    table "$o" "$c" owner caller double
-    table "$o" "$c" owner caller long
-    summary+=("$(printf '   %-10s %8s us   doubles from %-8s longs from %s' "$target" "$delay" \
-      "$(crossover "$o" "$c" double)" "$(crossover "$o" "$c" long)")")
+# owner_vs_caller MODE: every target state and delay, owner computes against caller computes
+owner_vs_caller() {
+  local mode=$1
+  summary=()
+  for delay in $delays; do
+    for target in $targets; do
+      o=$work/$mode.owner.$target.$delay c=$work/$mode.caller.$target.$delay
+      run "$o" "$target" HOSHMEM_ATOMICS="$mode" HOSHMEM_TRANSPORT=rc HOSHMEM_ACC=owner SOFTHCA_EVENT_DELAY_US="$delay"
+      run "$c" "$target" HOSHMEM_ATOMICS="$mode" HOSHMEM_TRANSPORT=rc HOSHMEM_ACC=caller SOFTHCA_EVENT_DELAY_US="$delay"
+      echo "-- target $target, event delay $delay us"
+      table "$o" "$c" owner caller double
+      table "$o" "$c" owner caller long
+      summary+=("$(printf '   %-10s %8s us   doubles from %-8s longs from %s' "$target" "$delay" \
+        "$(crossover "$o" "$c" double)" "$(crossover "$o" "$c" long)")")
+    done
   done
-done
-echo "== crossover: owner computes faster than caller computes (latency) from"
-printf '%s\n' "${summary[@]}"
+  echo "== crossover ($mode): owner computes faster than caller computes (latency) from"
+  printf '%s\n' "${summary[@]}"
+}
+
+echo "== all-SW mode (messages over UD, RMA over RC): owner computes vs caller computes"
+echo "   (caller computes takes the stripe locks with UD messages: the target's CPU serves them too)"
+owner_vs_caller sw
+echo "== all-HW mode over RC: owner computes (UD messages, the caller holding the locks by HCA"
+echo "   atomics) vs caller computes (locks, get, put: no target CPU)"
+owner_vs_caller hw
 
 echo "== all-HW mode over RC, target polling: the HCA (auto: longs) vs caller computes"
 run "$work/hw.auto" polling HOSHMEM_ATOMICS=hw HOSHMEM_TRANSPORT=rc
-run "$work/hw.caller" polling HOSHMEM_ATOMICS=hw HOSHMEM_TRANSPORT=rc HOSHMEM_ACC=caller
-table "$work/hw.auto" "$work/hw.caller" nic caller long
-echo "   (doubles: caller computes in both runs)"
-table "$work/hw.auto" "$work/hw.caller" auto caller double
-echo "   nic/caller crossover (latency): longs from $(crossover "$work/hw.auto" "$work/hw.caller" long)"
+table "$work/hw.auto" "$work/hw.caller.polling.0" nic caller long
+echo "   nic/caller crossover (latency): longs from $(crossover "$work/hw.auto" "$work/hw.caller.polling.0" long)"
