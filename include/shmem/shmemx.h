@@ -20,6 +20,39 @@ void shmemx_info_print(void);
 /* Seconds since an arbitrary fixed point, from a monotonic clock (for benchmarks and tests). */
 double shmemx_wtime(void);
 
+/* --- masked atomics (mlx5's extended atomics, for programs) ------------------------------------
+ *
+ * fetch_add_fields: adds `value` to the `size`-byte word at dest on PE pe field by field: a set
+ * bit of `boundary` marks the most significant bit of a field, and no carry leaves a field (the
+ * top bit of the word always ends one). compare_swap_masked: if ((old ^ compare) & compare_mask)
+ * == 0, writes (old & ~swap_mask) | (swap & swap_mask). Both return the old word (in *fetch; a
+ * NULL fetch makes the call non-blocking, complete at shmem_quiet). Values are host-order
+ * integers of `size` bytes; dest must be aligned to `size`. This release takes sizes 4 and 8
+ * (other sizes stop the job with one line). Atomic with respect to every other AMO the job
+ * issues on that word, in either atomicity mode: the HCA's masked atomics in all-HW mode
+ * (compare-swap loops on a device without them), CPU compare-swap loops in all-SW mode. */
+void shmemx_atomic_fetch_add_fields(void *dest, const void *value, const void *boundary,
+                                    void *fetch, size_t size, int pe);
+void shmemx_atomic_compare_swap_masked(void *dest, const void *compare, const void *compare_mask,
+                                       const void *swap, const void *swap_mask, void *fetch,
+                                       size_t size, int pe);
+void shmemx_ctx_atomic_fetch_add_fields(shmem_ctx_t ctx, void *dest, const void *value,
+                                        const void *boundary, void *fetch, size_t size, int pe);
+void shmemx_ctx_atomic_compare_swap_masked(shmem_ctx_t ctx, void *dest, const void *compare,
+                                           const void *compare_mask, const void *swap,
+                                           const void *swap_mask, void *fetch, size_t size,
+                                           int pe);
+uint32_t shmemx_uint32_atomic_fetch_add_fields(uint32_t *dest, uint32_t value, uint32_t boundary,
+                                               int pe);
+uint64_t shmemx_uint64_atomic_fetch_add_fields(uint64_t *dest, uint64_t value, uint64_t boundary,
+                                               int pe);
+uint32_t shmemx_uint32_atomic_compare_swap_masked(uint32_t *dest, uint32_t compare,
+                                                  uint32_t compare_mask, uint32_t swap,
+                                                  uint32_t swap_mask, int pe);
+uint64_t shmemx_uint64_atomic_compare_swap_masked(uint64_t *dest, uint64_t compare,
+                                                  uint64_t compare_mask, uint64_t swap,
+                                                  uint64_t swap_mask, int pe);
+
 /* --- one-sided accumulate -------------------------------------------------------------------
  *
  *   void shmemx_TYPENAME_OP_accumulate(TYPE *dest, const TYPE *source, size_t nelems, int pe);

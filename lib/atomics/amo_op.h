@@ -15,6 +15,11 @@ enum class AmoOp : uint8_t {
   FetchAnd,     // old; word &= operand
   FetchOr,      // old; word |= operand
   FetchXor,     // old; word ^= operand
+  // mlx5's extended forms, for programs (shmemx_atomic_*_fields/_masked). `mask`, `mask2` are
+  // AmoRequest's extra operands.
+  MaskedFetchAdd,     // old; add `operand` field by field: a set bit of `mask` tops a field
+  MaskedCompareSwap,  // old; if ((old ^ compare) & mask2) == 0:
+                      //   word = (old & ~mask) | (operand & mask)
 };
 
 const char *amo_op_name(AmoOp op);

@@ -23,6 +23,8 @@ struct AmoRequest {
   void *fetch_out;       // where the old value goes (size bytes); null for non-fetching ops
   int lane = 0;          // the context's transport lane (0: the default context's)
   const char *routine = nullptr;  // the API routine, for errors (null: a library message)
+  uint64_t mask = 0;     // MaskedFetchAdd: field boundary; MaskedCompareSwap: swap mask
+  uint64_t mask2 = 0;    // MaskedCompareSwap: compare mask
 };
 
 class AtomicBackend {

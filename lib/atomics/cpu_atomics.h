@@ -73,6 +73,7 @@ inline T fetch_xor(void *p, T v) {
 }
 
 // Executes `op` on a 4- or 8-byte word given as raw bits; the generic form backends and tests use.
-uint64_t execute(AmoOp op, void *p, unsigned size, uint64_t operand, uint64_t compare);
+uint64_t execute(AmoOp op, void *p, unsigned size, uint64_t operand, uint64_t compare,
+                 uint64_t mask = 0, uint64_t mask2 = 0);
 
 }  // namespace hoshmem::atomics::cpu

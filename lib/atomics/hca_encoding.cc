@@ -14,10 +14,13 @@ HcaAtomic masked_fa(unsigned size, uint64_t add, uint64_t boundary) {
 }
 }  // namespace
 
-HcaAtomic encode_for_hca(AmoOp op, unsigned size, uint64_t operand, uint64_t compare) {
+HcaAtomic encode_for_hca(AmoOp op, unsigned size, uint64_t operand, uint64_t compare,
+                         uint64_t mask, uint64_t mask2) {
   const uint64_t ones = size == 4 ? 0xffffffffull : ~0ull;
   operand &= ones;
   compare &= ones;
+  mask &= ones;
+  mask2 &= ones;
   switch (op) {
     case AmoOp::Fetch:
       return size == 8 ? HcaAtomic{HcaOpcode::FetchAdd, 8, 0, 0, 0, 0, 0} : masked_fa(4, 0, 0);
@@ -32,6 +35,8 @@ HcaAtomic encode_for_hca(AmoOp op, unsigned size, uint64_t operand, uint64_t com
     case AmoOp::FetchAnd: return masked_cs(size, operand, 0, ~operand & ones, 0);
     case AmoOp::FetchOr: return masked_cs(size, operand, 0, operand, 0);
     case AmoOp::FetchXor: return masked_fa(size, operand, ones);
+    case AmoOp::MaskedFetchAdd: return masked_fa(size, operand, mask);
+    case AmoOp::MaskedCompareSwap: return masked_cs(size, operand, compare, mask, mask2);
   }
   return {};
 }

@@ -37,7 +37,9 @@ struct HcaAtomic {
 };
 
 // The encoding of `op` on a word of `size` bytes (operand/compare are the value bits).
-HcaAtomic encode_for_hca(AmoOp op, unsigned size, uint64_t operand, uint64_t compare);
+// `mask` and `mask2`: the masked operations' extra operands (AmoRequest).
+HcaAtomic encode_for_hca(AmoOp op, unsigned size, uint64_t operand, uint64_t compare,
+                         uint64_t mask = 0, uint64_t mask2 = 0);
 
 // Opcode modifier of the WQE control segment: 0x8 | (log2(size) - 2) for extended atomics, 0 for
 // the standard ones.

@@ -48,6 +48,7 @@ struct AmoMessage {
   uint8_t size;  // 4 or 8
   uint8_t reserved[6];
   uint64_t operand, compare;
+  uint64_t mask, mask2;  // the masked operations' (AmoRequest)
 };
 
 // An accumulate the target computes (lib/core/accumulate.h, owner computes): the elements follow.
@@ -76,6 +77,8 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
     m.size = r.size;
     m.operand = r.operand;
     m.compare = r.compare;
+    m.mask = r.mask;
+    m.mask2 = r.mask2;
     if (!r.fetch_out) return transport.post(r.pe, &m, sizeof m);
     if (nbi) return transport.call_nbi(r.pe, &m, sizeof m, r.fetch_out, r.size);
     transport.call(r.pe, &m, sizeof m, r.fetch_out, r.size);
@@ -216,7 +219,8 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
     char *word = m.size == 4 || m.size == 8 ? local(m.place, m.size) : nullptr;
     if (!word) return;
     const auto op = static_cast<atomics::AmoOp>(m.op);
-    const uint64_t old = atomics::cpu::execute(op, word, m.size, m.operand, m.compare);
+    const uint64_t old =
+        atomics::cpu::execute(op, word, m.size, m.operand, m.compare, m.mask, m.mask2);
     if (reply.capacity >= m.size) {
       memcpy(reply.data, &old, m.size);  // little-endian: the low bytes
       reply.len = m.size;

@@ -70,13 +70,13 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
       // which a fence could not order after an AMO still in flight, and the waiter is rung
       // after the update, not before.
       transport.atomic_nbi(r.lane, r.pe,
-                           atomics::encode_for_hca(r.op, r.size, r.operand, r.compare), where,
+                           atomics::encode_for_hca(r.op, r.size, r.operand, r.compare, r.mask, r.mask2), where,
                            r.fetch_out);
       return;
     }
     if (direct) {
       old = transport.atomic(r.lane, r.pe,
-                             atomics::encode_for_hca(r.op, r.size, r.operand, r.compare), where);
+                             atomics::encode_for_hca(r.op, r.size, r.operand, r.compare, r.mask, r.mask2), where);
     } else {
       old = cas_loop(r, where);
     }
@@ -149,7 +149,7 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
     const ib::RemoteAddr word{where.addr & ~uint64_t{7}, where.rkey};
     const unsigned shift = static_cast<unsigned>(where.addr & 7) * 8;  // little-endian host
     const uint64_t mask = r.size == 8 ? ~uint64_t{0} : ((uint64_t{1} << 32) - 1) << shift;
-    const atomics::HcaAtomic op = atomics::encode_for_hca(r.op, r.size, r.operand, r.compare);
+    const atomics::HcaAtomic op = atomics::encode_for_hca(r.op, r.size, r.operand, r.compare, r.mask, r.mask2);
     uint64_t seen = transport.atomic(
         r.lane, r.pe, atomics::encode_for_hca(atomics::AmoOp::Fetch, 8, 0, 0), word);
     for (;;) {

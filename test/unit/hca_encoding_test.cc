@@ -74,6 +74,49 @@ TEST(HcaEncoding, BitwiseOps) {
 }
 
 // Every op, both sizes, random words: HCA model of the encoding == CPU atomic.
+// The masked operations programs call (shmemx_atomic_fetch_add_fields/_compare_swap_masked): the
+// encoding carries the masks unchanged, and the CPU path computes what an HCA computes, from
+// values written by hand (not from hca_apply, which both share).
+TEST(HcaEncoding, ProgramMaskedOpsCarryTheirMasks) {
+  HcaAtomic fa = encode_for_hca(AmoOp::MaskedFetchAdd, 8, 0x0001000100010001ull, 0,
+                                0x8000800080008000ull);
+  EXPECT_EQ(static_cast<int>(fa.opcode), 0x15);
+  EXPECT_EQ(fa.swap_add, 0x0001000100010001ull);
+  EXPECT_EQ(fa.field_boundary, 0x8000800080008000ull);
+  EXPECT_EQ(hca_opcode_modifier(fa), 0x9);
+  HcaAtomic cs = encode_for_hca(AmoOp::MaskedCompareSwap, 4, 0xaabbccdd, 0x11223344, 0xff00ff00,
+                                0x0000ffff);
+  EXPECT_EQ(static_cast<int>(cs.opcode), 0x14);
+  EXPECT_EQ(cs.swap_add, 0xaabbccddu);
+  EXPECT_EQ(cs.compare, 0x11223344u);
+  EXPECT_EQ(cs.swap_mask, 0xff00ff00u);
+  EXPECT_EQ(cs.compare_mask, 0x0000ffffu);
+  EXPECT_EQ(hca_opcode_modifier(cs), 0x8);
+}
+
+TEST(HcaEncoding, ProgramMaskedOpsOnTheCpu) {
+  // fields of 16 bits, each at 0xfff0 + its index: adding 0x20 to each wraps each on its own
+  uint64_t w = 0xfff3fff2fff1fff0ull;
+  EXPECT_EQ(cpu::execute(AmoOp::MaskedFetchAdd, &w, 8, 0x0020002000200020ull, 0,
+                         0x8000800080008000ull),
+            0xfff3fff2fff1fff0ull);
+  EXPECT_EQ(w, 0x0013001200110010ull);
+  // no boundary: one 64-bit add
+  uint64_t one = 0xffffull;
+  cpu::execute(AmoOp::MaskedFetchAdd, &one, 8, 1, 0, 0);
+  EXPECT_EQ(one, 0x10000ull);
+  // compare on the low half only; swap the high byte of each half
+  uint32_t v = 0x12345678;
+  EXPECT_EQ(cpu::execute(AmoOp::MaskedCompareSwap, &v, 4, 0xaabbccdd, 0x99995678, 0xff00ff00,
+                         0x0000ffff),
+            0x12345678u);
+  EXPECT_EQ(v, 0xaa34cc78u);
+  // the compared bits differ: no write, the old value back
+  EXPECT_EQ(cpu::execute(AmoOp::MaskedCompareSwap, &v, 4, 0, 0x0000ffff, ~0ull, 0x0000ffff),
+            0xaa34cc78u);
+  EXPECT_EQ(v, 0xaa34cc78u);
+}
+
 TEST(HcaEncoding, MatchesCpuSemantics) {
   std::mt19937_64 rng(42);
   const AmoOp ops[] = {AmoOp::Fetch,    AmoOp::Set,      AmoOp::Swap,    AmoOp::CompareSwap,
