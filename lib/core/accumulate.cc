@@ -307,7 +307,7 @@ void owner(Type type, Op op, Target t, char *dest, const char *src, size_t n, si
 // All-HW mode, auto: from this size up owner computes (data once, the target's CPU woken) beats
 // caller computes (data twice, no target CPU) to another node; below it caller computes does.
 // Measured by perf/hw/acc.sh (perf/RESULTS.md).
-constexpr size_t kHwOwnerFromBytes = 16 * 1024;
+constexpr size_t kHwOwnerFromBytes = 64 * 1024;
 
 struct Rule {
   bool locked = false;         // HOSHMEM_ACC=caller or owner: every type under the stripe locks

@@ -22,8 +22,8 @@
 #     element), against caller computes (target polling, no delay: its CPU takes no part).
 # Columns: latency of one blocking accumulate + quiet (us) and bandwidth of ACC_BATCH _nbi
 # accumulates + quiet (MB/s = 10^6 B/s); owner/caller < 1 means owner computes is faster in
-# latency, > 1 in bandwidth. "crossover" lines give the smallest size from which owner computes
-# stays faster than caller computes (latency), per target state and delay.
+# latency, > 1 in bandwidth. The summary lines list, per target state and delay, the sizes at
+# which owner computes had the lower latency.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 iters=${1:-2000}
@@ -78,20 +78,17 @@ table() {
       "$(ratio "$al" "$bl")" "${ab:--}" "${bb:--}" "$(ratio "$ab" "$bb")"
   done
 }
-# crossover A B TYPE: the smallest size from which A's latency stays below B's
+# crossover A B TYPE: the sizes at which A's latency is below B's ("-": none), and how many
 crossover() {
-  local a=$1 b=$2 type=$3 s from=none
+  local a=$1 b=$2 type=$3 s won=() n=0
   for s in $sizes; do
     local al bl
     al=$(col "$a" "$type" "$s" 3); bl=$(col "$b" "$type" "$s" 3)
     [[ -z $al || -z $bl ]] && continue
-    if awk -v x="$al" -v y="$bl" 'BEGIN { exit !(x < y) }'; then
-      [[ $from == none ]] && from=$(size "$s")
-    else
-      from=none
-    fi
+    n=$((n + 1))
+    awk -v x="$al" -v y="$bl" 'BEGIN { exit !(x < y) }' && won+=("$(size "$s" | tr -d ' ')")
   done
-  echo "$from"
+  echo "${#won[@]}/$n: ${won[*]:--}"
 }
 
 # owner_vs_caller MODE: every target state and delay, owner computes against caller computes
@@ -106,11 +103,11 @@ owner_vs_caller() {
       echo "-- target $target, event delay $delay us"
       table "$o" "$c" owner caller double
       table "$o" "$c" owner caller long
-      summary+=("$(printf '   %-10s %8s us   doubles from %-8s longs from %s' "$target" "$delay" \
+      summary+=("$(printf '   %-10s %5s us  doubles %-44s longs %s' "$target" "$delay" \
         "$(crossover "$o" "$c" double)" "$(crossover "$o" "$c" long)")")
     done
   done
-  echo "== crossover ($mode): owner computes faster than caller computes (latency) from"
+  echo "== $mode: sizes at which owner computes has the lower latency (of those measured)"
   printf '%s\n' "${summary[@]}"
 }
 
@@ -124,4 +121,4 @@ owner_vs_caller hw
 echo "== all-HW mode over RC, target polling: the HCA (auto: longs) vs caller computes"
 run "$work/hw.auto" polling HOSHMEM_ATOMICS=hw HOSHMEM_TRANSPORT=rc
 table "$work/hw.auto" "$work/hw.caller.polling.0" nic caller long
-echo "   nic/caller crossover (latency): longs from $(crossover "$work/hw.auto" "$work/hw.caller.polling.0" long)"
+echo "   the HCA has the lower latency at: longs $(crossover "$work/hw.auto" "$work/hw.caller.polling.0" long)"
