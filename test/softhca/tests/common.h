@@ -201,6 +201,22 @@ inline ibv_wc wait_wc(ibv_cq* cq) {
 }
 
 
+// Starts this test binary again as `--peer MODE` with `env` in front of ours (earlier entries win
+// in getenv) and the file actions `fa`; its pid, or -1.
+inline pid_t spawn_self(const char* mode, const std::vector<std::string>& env,
+                        const posix_spawn_file_actions_t* fa) {
+  const char* argv[] = {g_self.c_str(), "--peer", mode, nullptr};
+  std::vector<std::string> vars = env;
+  for (char** e = environ; *e; ++e) vars.push_back(*e);
+  std::vector<char*> envp;
+  for (auto& v : vars) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, g_self.c_str(), fa, nullptr, const_cast<char**>(argv), envp.data()) != 0)
+    return -1;
+  return pid;
+}
+
 // A child process running this binary as `--peer MODE`, with `env` ("NAME=value") added to ours;
 // talks to us through its stdin/stdout.
 struct Child {
@@ -214,13 +230,7 @@ struct Child {
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, to[0], 0);
     posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-    const char* argv[] = {g_self.c_str(), "--peer", mode, nullptr};
-    std::vector<std::string> vars = env;
-    for (char** e = environ; *e; ++e) vars.push_back(*e);  // earlier entries win in getenv
-    std::vector<char*> envp;
-    for (auto& v : vars) envp.push_back(v.data());
-    envp.push_back(nullptr);
-    posix_spawn(&pid, g_self.c_str(), &fa, nullptr, const_cast<char**>(argv), envp.data());
+    pid = spawn_self(mode, env, &fa);
     posix_spawn_file_actions_destroy(&fa);
     close(to[0]);
     close(from[1]);

@@ -239,17 +239,10 @@ Outcome run(const char* mode, const std::vector<std::string>& env, int timeout_s
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
   posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
-  const char* argv[] = {g_self.c_str(), "--peer", mode, nullptr};
-  std::vector<std::string> vars = env;
-  for (char** e = environ; *e; ++e) vars.push_back(*e);  // earlier entries win in getenv
-  std::vector<char*> envp;
-  for (auto& v : vars) envp.push_back(v.data());
-  envp.push_back(nullptr);
-  pid_t pid = -1;
-  int sp = posix_spawn(&pid, g_self.c_str(), &fa, nullptr, const_cast<char**>(argv), envp.data());
+  const pid_t pid = spawn_self(mode, env, &fa);
   posix_spawn_file_actions_destroy(&fa);
   close(pfd[1]);
-  if (sp) {
+  if (pid < 0) {
     close(pfd[0]);
     return r;
   }
