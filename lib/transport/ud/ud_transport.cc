@@ -85,6 +85,8 @@ bool Transport::init(ib::Device *device, int me, int npes, const Options &option
     return false;
   }
   for (unsigned i = kSendSlots; i-- > 0;) free_sends_.push_back(i);
+  batch_wrs_.resize(kSendSlots);
+  batch_sges_.resize(kSendSlots);
   for (unsigned i = 0; i < kRecvSlots; ++i) post_receive(i);
 
   Config config;
@@ -122,6 +124,7 @@ void Transport::start() {
 void Transport::shutdown() {
   thread_.stop();
   engine_.reset();
+  batched_ = 0;
   ahs_.reset(dev_, 0);
   if (qp_) ibv_destroy_qp(qp_), qp_ = nullptr;
   if (send_cq_) ibv_destroy_cq(send_cq_), send_cq_ = nullptr;
@@ -146,6 +149,7 @@ void Transport::send(int pe, const void *msg, size_t len, Kind kind, Pending *pe
     {
       std::lock_guard<SpinLock> guard(lock_);
       r = engine_->send(pe, msg, len, kind, reinterpret_cast<uint64_t>(pending));
+      flush_sends();
       rto = engine_->rto_ns(pe);
     }
     if (r == SendResult::kOk) {
@@ -210,7 +214,10 @@ void Transport::quiet() {
 uint64_t Transport::now_ns() { return monotonic_ns(); }
 
 void Transport::send_datagram(int peer, const iovec *iov, int iovcnt) {
-  while (free_sends_.empty()) reap_sends();
+  if (free_sends_.empty()) {
+    flush_sends();  // what is batched completes only once posted
+    while (free_sends_.empty()) reap_sends();
+  }
   const unsigned slot = free_sends_.back();
   free_sends_.pop_back();
   uint8_t *at = buffers_ + size_t{slot} * datagram_bytes_;
@@ -223,9 +230,11 @@ void Transport::send_datagram(int peer, const iovec *iov, int iovcnt) {
   }
   ibv_ah *ah = ah_for(peer);
   if (!ah) on_error_(peer, "cannot create an address handle for it");
-  ibv_sge sge{reinterpret_cast<uint64_t>(at), static_cast<uint32_t>(len), mr_->lkey};
-  ibv_send_wr wr{}, *bad = nullptr;
-  wr.wr_id = slot;
+  ibv_sge &sge = batch_sges_[batched_];
+  sge = {reinterpret_cast<uint64_t>(at), static_cast<uint32_t>(len), mr_->lkey};
+  ibv_send_wr &wr = batch_wrs_[batched_++];
+  wr = {};
+  wr.wr_id = uint64_t{static_cast<uint32_t>(peer)} << 32 | slot;  // the peer, for an error
   wr.opcode = IBV_WR_SEND;
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.sg_list = &sge;
@@ -233,10 +242,20 @@ void Transport::send_datagram(int peer, const iovec *iov, int iovcnt) {
   wr.wr.ud.ah = ah;
   wr.wr.ud.remote_qpn = peers_[static_cast<size_t>(peer)].qpn;
   wr.wr.ud.remote_qkey = kQkey;
-  if (const int err = ibv_post_send(qp_, &wr, &bad); err != 0) {
+}
+
+// Posts the datagrams batched since the last flush, as one list.
+void Transport::flush_sends() {
+  if (batched_ == 0) return;
+  for (size_t i = 0; i + 1 < batched_; ++i) batch_wrs_[i].next = &batch_wrs_[i + 1];
+  batch_wrs_[batched_ - 1].next = nullptr;
+  batched_ = 0;
+  ++posts_;
+  ibv_send_wr *bad = nullptr;
+  if (const int err = ibv_post_send(qp_, batch_wrs_.data(), &bad); err != 0) {
     char cause[96];
     snprintf(cause, sizeof cause, "cannot post a datagram to it: %s", strerror(err));
-    on_error_(peer, cause);
+    on_error_(bad ? static_cast<int>(bad->wr_id >> 32) : 0, cause);
   }
 }
 
@@ -304,13 +323,14 @@ bool Transport::serve_locked() {
     if (qp_) post_receive(slot);
   }
   engine_->poll();
+  flush_sends();  // every reply of this pass in one post
   return n > 0;
 }
 
 void Transport::reap_sends() {
   ibv_wc wc[16];
   for (int n; (n = ibv_poll_cq(send_cq_, 16, wc)) > 0;)
-    for (int i = 0; i < n; ++i) free_sends_.push_back(static_cast<unsigned>(wc[i].wr_id));
+    for (int i = 0; i < n; ++i) free_sends_.push_back(static_cast<uint32_t>(wc[i].wr_id));
 }
 
 void Transport::post_receive(unsigned slot) {
@@ -364,6 +384,7 @@ long Transport::next_deadline_ns() {
   std::lock_guard<SpinLock> guard(lock_);
   if (!engine_) return -1;
   const uint64_t due = engine_->poll();
+  flush_sends();
   if (due == kNever) return -1;
   const uint64_t now = monotonic_ns();
   return due > now ? static_cast<long>(due - now) : 0;
@@ -381,6 +402,7 @@ Transport::Stats Transport::stats() {
     s.received_by_thread = received_by_thread_;
     s.full_polls = full_polls_;
     s.busy = busy_;
+    s.posts = posts_;
   }
   s.wakeups = thread_.wakeups();
   s.productive_wakeups = thread_.productive();
