@@ -164,10 +164,17 @@ void Transport::send(int pe, const void *msg, size_t len, Kind kind, Pending *pe
       std::lock_guard<SpinLock> guard(lock_);
       ++busy_;
     }
-    // The peer's window is full: serve (acks free it) and try again.
-    progress::Thread::Polling polling(thread_);
-    if (!serve()) sched_yield();
+    // The peer's window is full: it opens when one of our messages completes.
+    const uint32_t seen = completions_.load(std::memory_order_acquire);
+    wait_for([&] { return completions_.load(std::memory_order_acquire) != seen; });
   }
+}
+
+template <class Done>
+void Transport::wait_for(const Done &done) {
+  progress::Thread::Polling polling(thread_);
+  while (!done())
+    if (!serve()) sched_yield();
 }
 
 void Transport::post(int pe, const void *msg, size_t len) {
@@ -179,9 +186,7 @@ size_t Transport::call(int pe, const void *msg, size_t len, void *reply, size_t 
   p.reply = reply;
   p.capacity = capacity;
   send(pe, msg, len, Kind::kFetch, &p);
-  progress::Thread::Polling polling(thread_);
-  while (!p.done.load(std::memory_order_acquire))
-    if (!serve()) sched_yield();
+  wait_for([&] { return p.done.load(std::memory_order_acquire); });
   return p.len;
 }
 
@@ -204,9 +209,7 @@ void Transport::call_nbi(int pe, const void *msg, size_t len, void *reply, size_
 
 void Transport::quiet() {
   if (outstanding_.load(std::memory_order_acquire) == 0) return;
-  progress::Thread::Polling polling(thread_);
-  while (outstanding_.load(std::memory_order_acquire) != 0)
-    if (!serve()) sched_yield();
+  wait_for([&] { return outstanding_.load(std::memory_order_acquire) == 0; });
 }
 
 // --- the engine's callbacks (the lock held) ----------------------------------------------------
@@ -263,7 +266,10 @@ void Transport::handle(int peer, const void *msg, size_t len, Reply &reply) {
   handler_->handle(peer, msg, len, reply);
 }
 
-void Transport::on_acked(uint64_t) { outstanding_.fetch_sub(1, std::memory_order_release); }
+void Transport::on_acked(uint64_t) {
+  outstanding_.fetch_sub(1, std::memory_order_release);
+  completions_.fetch_add(1, std::memory_order_release);
+}
 
 void Transport::on_reply(uint64_t token, const void *reply, size_t len) {
   auto *p = reinterpret_cast<Pending *>(token);
@@ -273,7 +279,8 @@ void Transport::on_reply(uint64_t token, const void *reply, size_t len) {
   if (p->pooled)
     pool_.push_back(p);
   else
-    p->done.store(true, std::memory_order_release);  // last: the caller's stack may go now
+    p->done.store(true, std::memory_order_release);  // last use of p: the caller may return
+  completions_.fetch_add(1, std::memory_order_release);
 }
 
 void Transport::on_peer_failed(int peer) {
@@ -291,7 +298,10 @@ void Transport::on_peer_failed(int peer) {
   on_error_(peer, cause);
 }
 
-void Transport::on_failed(uint64_t) { outstanding_.fetch_sub(1, std::memory_order_release); }
+void Transport::on_failed(uint64_t) {
+  outstanding_.fetch_sub(1, std::memory_order_release);
+  completions_.fetch_add(1, std::memory_order_release);
+}
 
 // --- progress ----------------------------------------------------------------------------------
 
@@ -322,7 +332,10 @@ bool Transport::serve_locked() {
     }
     if (qp_) post_receive(slot);
   }
-  engine_->poll();
+  // The engine's timers (resends, delayed racks: a millisecond or more by default) at every
+  // pass that read something and at every 16th idle one: a poll reads the clock, which is dear on
+  // a guest whose clock is an emulated device, and a waiting PE passes here continuously.
+  if (n > 0 || ++idle_passes_ % 16 == 0) engine_->poll();
   flush_sends();  // every reply of this pass in one post
   return n > 0;
 }

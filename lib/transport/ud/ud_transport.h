@@ -130,6 +130,9 @@ class Transport final : public progress::Source, private Callbacks {
   void on_failed(uint64_t token) override;
 
   void send(int pe, const void *msg, size_t len, Kind kind, Pending *pending);
+  // Serves until done(), in one Polling scope.
+  template <class Done>
+  void wait_for(const Done &done);
   bool serve_locked();
   void flush_sends();
   void reap_sends();
@@ -164,9 +167,10 @@ class Transport final : public progress::Source, private Callbacks {
   std::unique_ptr<Endpoint> engine_;
   long deadline_ns_ = -1;                // from the engine's last poll
   std::atomic<uint64_t> outstanding_{0};  // requests sent and not complete
+  std::atomic<uint32_t> completions_{0};  // requests completed so far (a full window waits)
   std::atomic<bool> closing_{false};
   uint64_t received_ = 0, received_by_thread_ = 0, full_polls_ = 0, busy_ = 0,
-           posts_ = 0;  // under lock_
+           posts_ = 0, idle_passes_ = 0;  // under lock_
   std::vector<Pending *> pool_;          // free call_nbi records
   progress::Thread thread_;
 };
