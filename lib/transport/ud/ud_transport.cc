@@ -310,6 +310,15 @@ bool Transport::serve() {
   return serve_locked();
 }
 
+bool Transport::serve_if_free(bool &busy) {
+  if (!lock_.try_lock()) {
+    busy = true;
+    return false;
+  }
+  std::lock_guard<SpinLock> guard(lock_, std::adopt_lock);
+  return serve_locked();
+}
+
 bool Transport::serve_locked() {
   if (!engine_) return false;
   reap_sends();

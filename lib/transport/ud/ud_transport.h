@@ -99,6 +99,7 @@ class Transport final : public progress::Source, private Callbacks {
 
   // progress::Source
   bool serve() override;
+  bool serve_if_free(bool &busy) override;
   void arm() override;
   void sleep(long timeout_ns) override;
   void interrupt() override;
