@@ -125,10 +125,10 @@ struct Endpoint::Peer {
   uint64_t expected;  // next segment number expected from the peer: the cumulative ack
   uint64_t ack_due = kNever;
   float cwnd, ssthresh;
-  // Round trips to this peer (ns, saturated; srtt 0: no sample yet), their deviation and the
-  // timeout they give, kept while the peer is idle: a round trip longer than rto_ns (a loaded
-  // host, a slow target) must not cost a spurious resend per message.
-  uint32_t srtt = 0, rttvar = 0, rto;
+  // Round trips to this peer (ns, saturated; srtt 0: no sample yet) and the timeout they give,
+  // kept while the peer is idle: a round trip longer than rto_ns (a loaded host, a slow target)
+  // must not cost a spurious resend per message.
+  uint32_t srtt = 0, rto;
   // Echoes owed to the peer for its round trips: `expected` (our ack) was last moved by a first
   // sending, replied_max (our rack) by a reply's first sending. Each goes out once, on the next
   // datagram: a later one with the same value may answer a resend.
@@ -528,16 +528,12 @@ uint64_t Endpoint::peer_rto(const Peer &p) const {
   return std::max<uint64_t>(p.rto, config_.rto_ns);
 }
 
-// A round trip measured to the peer: the timeout becomes the larger of twice the smoothed time
-// (gain 1/8) and the smoothed time plus four deviations, within [rto_ns, rto_max_ns].
-//
-// Twice the smoothed time alone: here every lost datagram costs a whole timeout (no fast
-// retransmit), so the timeout must stay near the round trip under steady loss. But where the
-// round trip has a tail beyond twice its mean (a target whose CPU is shared, soft-RoCE under
-// TCG), every message in the tail was resent spuriously, and each such timeout also halved the
-// window. The deviation covers that tail: it rises fast (gain 1/4) and decays slowly (1/16), so
-// that a tail every few messages keeps it up between them; on a steady path it shrinks to the
-// jitter, and the timeout is twice the round trip again.
+// A round trip measured to the peer: the timeout becomes twice the smoothed time (gain 1/8),
+// within [rto_ns, rto_max_ns]. Not RFC 6298's four deviations: here every lost datagram costs
+// a whole timeout (no fast retransmit), and on a jittery path (20% loss and reordering in the
+// model, a loaded host) the deviations made it several times rto_ns and loss recovery as much
+// slower, where a resend too early costs only a duplicate. What must not happen is a timeout
+// below the usual round trip, which resent every message.
 //
 // Samples come only from first sendings the peer says it received as such (the echo bits of
 // the header), so they are exact even when the message was also sent again: a round trip longer
@@ -549,15 +545,8 @@ uint64_t Endpoint::peer_rto(const Peer &p) const {
 void Endpoint::sample_rtt(Peer &p, uint64_t rtt) {
   ++stats_.rtt_samples;
   const uint64_t r = std::clamp<uint64_t>(rtt, 1, UINT32_MAX);
-  if (p.srtt == 0) {
-    p.srtt = static_cast<uint32_t>(r);
-    p.rttvar = static_cast<uint32_t>(r / 2);
-  } else {
-    const uint64_t dev = r > p.srtt ? r - p.srtt : p.srtt - r, var = p.rttvar;
-    p.rttvar = static_cast<uint32_t>(dev > var ? (3 * var + dev) / 4 : (15 * var + dev) / 16);
-    p.srtt = static_cast<uint32_t>((7 * uint64_t{p.srtt} + r) / 8);
-  }
-  const uint64_t rto = std::max(2 * uint64_t{p.srtt}, p.srtt + 4 * uint64_t{p.rttvar});
+  p.srtt = static_cast<uint32_t>(p.srtt == 0 ? r : (7 * uint64_t{p.srtt} + r) / 8);
+  const uint64_t rto = 2 * uint64_t{p.srtt};
   p.rto = static_cast<uint32_t>(
       std::min<uint64_t>(std::clamp(rto, config_.rto_ns, config_.rto_max_ns), UINT32_MAX));
 }

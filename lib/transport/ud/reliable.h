@@ -16,8 +16,7 @@
 //     puts at most cwnd segments past the oldest unacknowledged one on the wire; on a timer
 //     (RTO, doubling at each timeout up to rto_max, reset on progress) halves cwnd and sends again
 //     from the oldest unacknowledged segment (go-back-N). The RTO of a peer follows its round
-//     trips (twice the smoothed time or the smoothed time plus four deviations, whichever is
-//     larger; at least rto), measured from a message's first sending to
+//     trips (twice the smoothed time, at least rto), measured from a message's first sending to
 //     its ack (or reply) and from a reply's first sending to its release by a rack, resends
 //     included (an upper bound: see sample_rtt). Every header carries its rack: all its
 //     messages before that number are complete, so the target may drop their cached replies (a
