@@ -39,7 +39,9 @@
 # Env: RXE_TIMEOUT (s for the whole guest, default 2700; two: 3600), RXE_MEM (MiB per guest,
 #      default 2048), RXE_SMP (vCPUs per guest, default 2; two: 1, as each guest has one PE or two
 #      and this machine's cores run both guests); two: RXE_MTU_A, RXE_MTU_B (each guest's eth0
-#      MTU, default 9000), RXE_LINK (stream or dgram, default stream).
+#      MTU, default 9000), RXE_LINK (stream or dgram, default stream); RXE_PERF (a test ID, or an
+#      extended regex of IDs: the guest profiles those tests with perf, every CPU, kernel and
+#      programs, into results/logs/ID.perf.txt; one guest only).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 begin=$SECONDS
@@ -304,6 +306,7 @@ BINDIR=$bindir/test/shmem
 RESULTS_HOST=$repo/$results
 SSHD_ROOT=$repo/$guest/sshd
 WAIT_S=600
+RXE_PERF='${RXE_PERF:-}'
 ENV
 : >"$results/progress"
 accel=(-accel tcg,tb-size=256)

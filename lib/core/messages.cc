@@ -357,14 +357,14 @@ void messages_closing() {
   if (!rt.config.info) return;
   const ud::Transport::Stats s = g_ud->transport.stats();
   const ud::Stats &e = s.engine;
-  printf("hoshmem: PE %d: UD: %llu datagrams sent (%llu standalone acks), %llu received "
-         "(%llu by the progress thread, %llu full polls); %llu requests delivered; %llu "
+  printf("hoshmem: PE %d: UD: %llu datagrams sent (%llu standalone acks, %llu posts), %llu "
+         "received (%llu by the progress thread, %llu full polls); %llu requests delivered; %llu "
          "segments resent, %llu replies replayed, %llu timeouts, %llu window shrinks, %llu "
          "duplicates, %llu dropped; %llu sends waited for the window; progress thread: %llu "
          "wake-ups, %llu with work\n",
          rt.me, static_cast<unsigned long long>(e.datagrams),
          static_cast<unsigned long long>(e.standalone_acks),
-         static_cast<unsigned long long>(s.received),
+         static_cast<unsigned long long>(s.posts), static_cast<unsigned long long>(s.received),
          static_cast<unsigned long long>(s.received_by_thread),
          static_cast<unsigned long long>(s.full_polls),
          static_cast<unsigned long long>(e.delivered),

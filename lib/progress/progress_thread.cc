@@ -59,12 +59,15 @@ void Thread::loop() {
     long timeout = kPollingCheckNs;
     sleeping_until_.store(UINT64_MAX, std::memory_order_seq_cst);
     if (polling_.load(std::memory_order_acquire) == 0) {
-      bool any = false;
-      while (source_->serve()) any = true;
+      bool any = false, busy = false;
+      while (source_->serve_if_free(busy)) any = true;
       source_->arm();
-      while (source_->serve()) any = true;
+      while (source_->serve_if_free(busy)) any = true;
       if (any) productive_.fetch_add(1, std::memory_order_relaxed);
       timeout = source_->next_deadline_ns();
+      // A look skipped because another thread was serving: what arrived after that one's look
+      // and before our arm wakes nobody, so look again soon.
+      if (busy && (timeout < 0 || timeout > kPollingCheckNs)) timeout = kPollingCheckNs;
     }
     sleeping_until_.store(timeout < 0 ? UINT64_MAX : monotonic_ns() + static_cast<uint64_t>(timeout),
                           std::memory_order_seq_cst);

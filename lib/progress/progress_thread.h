@@ -26,6 +26,10 @@ class Source {
   virtual ~Source() = default;
   // Serves what arrived and what is due; true if it did anything.
   virtual bool serve() = 0;
+  // The same, unless another thread is serving right now (it holds the source): then false, and
+  // `busy` is set. The thread uses this one: waiting for the holder (an application thread in
+  // the library, which serves) took the thread's CPU from it.
+  virtual bool serve_if_free(bool &/*busy*/) { return serve(); }
   // The next arrival ends sleep() (arrivals before this call do not: serve() once more).
   virtual void arm() = 0;
   // Sleeps until an armed arrival, `timeout_ns` (-1: no limit) or interrupt().

@@ -79,9 +79,23 @@ while IFS=$'\t' read -r -a f; do
   start=$(date +%s.%N)
   # the outer timeout only guards against run_test.sh itself hanging
   export OSHRUN RXE_STDERR=/results/logs/$id.stderr
+  # RXE_PERF: where the guest's CPUs go during the test (kernel and programs, every CPU)
+  perf_pid=""
+  if [[ -n ${RXE_PERF:-} && $id =~ ^($RXE_PERF)$ ]] && command -v perf >/dev/null; then
+    perf record -a -F 250 -o "/tmp/$id.perf" >/dev/null 2>&1 &
+    perf_pid=$!
+  fi
   timeout -k 5 $((limit + 30)) bash "$REPO/test/shmem/run_test.sh" --np "$np" --timeout "$limit" \
     "${f[@]:4}" "$REPO/scripts/rxe/launch.sh" "$BINDIR/$prog" >"/results/logs/$id.log" 2>&1 </dev/null
   status=$?
+  if [[ -n $perf_pid ]]; then
+    kill -INT "$perf_pid"
+    wait "$perf_pid"
+    { perf report -i "/tmp/$id.perf" --stdio --sort comm 2>&1 | grep -v '^$' | head -40
+      perf report -i "/tmp/$id.perf" --stdio --sort comm,dso,symbol 2>&1 |
+        grep -v '^$' | head -150; } >"/results/logs/$id.perf.txt"
+    rm -f "/tmp/$id.perf"
+  fi
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
   counters >/tmp/counters.after
   counters_diff /tmp/counters.before /tmp/counters.after >"/results/logs/$id.counters"

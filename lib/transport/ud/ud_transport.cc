@@ -85,6 +85,8 @@ bool Transport::init(ib::Device *device, int me, int npes, const Options &option
     return false;
   }
   for (unsigned i = kSendSlots; i-- > 0;) free_sends_.push_back(i);
+  batch_wrs_.resize(kSendSlots);
+  batch_sges_.resize(kSendSlots);
   for (unsigned i = 0; i < kRecvSlots; ++i) post_receive(i);
 
   Config config;
@@ -122,6 +124,7 @@ void Transport::start() {
 void Transport::shutdown() {
   thread_.stop();
   engine_.reset();
+  batched_ = 0;
   ahs_.reset(dev_, 0);
   if (qp_) ibv_destroy_qp(qp_), qp_ = nullptr;
   if (send_cq_) ibv_destroy_cq(send_cq_), send_cq_ = nullptr;
@@ -146,6 +149,7 @@ void Transport::send(int pe, const void *msg, size_t len, Kind kind, Pending *pe
     {
       std::lock_guard<SpinLock> guard(lock_);
       r = engine_->send(pe, msg, len, kind, reinterpret_cast<uint64_t>(pending));
+      flush_sends();
       rto = engine_->rto_ns(pe);
     }
     if (r == SendResult::kOk) {
@@ -160,10 +164,17 @@ void Transport::send(int pe, const void *msg, size_t len, Kind kind, Pending *pe
       std::lock_guard<SpinLock> guard(lock_);
       ++busy_;
     }
-    // The peer's window is full: serve (acks free it) and try again.
-    progress::Thread::Polling polling(thread_);
-    if (!serve()) sched_yield();
+    // The peer's window is full: it opens when one of our messages completes.
+    const uint32_t seen = completions_.load(std::memory_order_acquire);
+    wait_for([&] { return completions_.load(std::memory_order_acquire) != seen; });
   }
+}
+
+template <class Done>
+void Transport::wait_for(const Done &done) {
+  progress::Thread::Polling polling(thread_);
+  while (!done())
+    if (!serve()) sched_yield();
 }
 
 void Transport::post(int pe, const void *msg, size_t len) {
@@ -175,9 +186,7 @@ size_t Transport::call(int pe, const void *msg, size_t len, void *reply, size_t 
   p.reply = reply;
   p.capacity = capacity;
   send(pe, msg, len, Kind::kFetch, &p);
-  progress::Thread::Polling polling(thread_);
-  while (!p.done.load(std::memory_order_acquire))
-    if (!serve()) sched_yield();
+  wait_for([&] { return p.done.load(std::memory_order_acquire); });
   return p.len;
 }
 
@@ -200,9 +209,7 @@ void Transport::call_nbi(int pe, const void *msg, size_t len, void *reply, size_
 
 void Transport::quiet() {
   if (outstanding_.load(std::memory_order_acquire) == 0) return;
-  progress::Thread::Polling polling(thread_);
-  while (outstanding_.load(std::memory_order_acquire) != 0)
-    if (!serve()) sched_yield();
+  wait_for([&] { return outstanding_.load(std::memory_order_acquire) == 0; });
 }
 
 // --- the engine's callbacks (the lock held) ----------------------------------------------------
@@ -210,7 +217,10 @@ void Transport::quiet() {
 uint64_t Transport::now_ns() { return monotonic_ns(); }
 
 void Transport::send_datagram(int peer, const iovec *iov, int iovcnt) {
-  while (free_sends_.empty()) reap_sends();
+  if (free_sends_.empty()) {
+    flush_sends();  // what is batched completes only once posted
+    while (free_sends_.empty()) reap_sends();
+  }
   const unsigned slot = free_sends_.back();
   free_sends_.pop_back();
   uint8_t *at = buffers_ + size_t{slot} * datagram_bytes_;
@@ -223,9 +233,11 @@ void Transport::send_datagram(int peer, const iovec *iov, int iovcnt) {
   }
   ibv_ah *ah = ah_for(peer);
   if (!ah) on_error_(peer, "cannot create an address handle for it");
-  ibv_sge sge{reinterpret_cast<uint64_t>(at), static_cast<uint32_t>(len), mr_->lkey};
-  ibv_send_wr wr{}, *bad = nullptr;
-  wr.wr_id = slot;
+  ibv_sge &sge = batch_sges_[batched_];
+  sge = {reinterpret_cast<uint64_t>(at), static_cast<uint32_t>(len), mr_->lkey};
+  ibv_send_wr &wr = batch_wrs_[batched_++];
+  wr = {};
+  wr.wr_id = uint64_t{static_cast<uint32_t>(peer)} << 32 | slot;  // the peer, for an error
   wr.opcode = IBV_WR_SEND;
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.sg_list = &sge;
@@ -233,10 +245,20 @@ void Transport::send_datagram(int peer, const iovec *iov, int iovcnt) {
   wr.wr.ud.ah = ah;
   wr.wr.ud.remote_qpn = peers_[static_cast<size_t>(peer)].qpn;
   wr.wr.ud.remote_qkey = kQkey;
-  if (const int err = ibv_post_send(qp_, &wr, &bad); err != 0) {
+}
+
+// Posts the datagrams batched since the last flush, as one list.
+void Transport::flush_sends() {
+  if (batched_ == 0) return;
+  for (size_t i = 0; i + 1 < batched_; ++i) batch_wrs_[i].next = &batch_wrs_[i + 1];
+  batch_wrs_[batched_ - 1].next = nullptr;
+  batched_ = 0;
+  ++posts_;
+  ibv_send_wr *bad = nullptr;
+  if (const int err = ibv_post_send(qp_, batch_wrs_.data(), &bad); err != 0) {
     char cause[96];
     snprintf(cause, sizeof cause, "cannot post a datagram to it: %s", strerror(err));
-    on_error_(peer, cause);
+    on_error_(bad ? static_cast<int>(bad->wr_id >> 32) : 0, cause);
   }
 }
 
@@ -244,7 +266,10 @@ void Transport::handle(int peer, const void *msg, size_t len, Reply &reply) {
   handler_->handle(peer, msg, len, reply);
 }
 
-void Transport::on_acked(uint64_t) { outstanding_.fetch_sub(1, std::memory_order_release); }
+void Transport::on_acked(uint64_t) {
+  outstanding_.fetch_sub(1, std::memory_order_release);
+  completions_.fetch_add(1, std::memory_order_release);
+}
 
 void Transport::on_reply(uint64_t token, const void *reply, size_t len) {
   auto *p = reinterpret_cast<Pending *>(token);
@@ -254,7 +279,8 @@ void Transport::on_reply(uint64_t token, const void *reply, size_t len) {
   if (p->pooled)
     pool_.push_back(p);
   else
-    p->done.store(true, std::memory_order_release);  // last: the caller's stack may go now
+    p->done.store(true, std::memory_order_release);  // last use of p: the caller may return
+  completions_.fetch_add(1, std::memory_order_release);
 }
 
 void Transport::on_peer_failed(int peer) {
@@ -272,12 +298,24 @@ void Transport::on_peer_failed(int peer) {
   on_error_(peer, cause);
 }
 
-void Transport::on_failed(uint64_t) { outstanding_.fetch_sub(1, std::memory_order_release); }
+void Transport::on_failed(uint64_t) {
+  outstanding_.fetch_sub(1, std::memory_order_release);
+  completions_.fetch_add(1, std::memory_order_release);
+}
 
 // --- progress ----------------------------------------------------------------------------------
 
 bool Transport::serve() {
   std::lock_guard<SpinLock> guard(lock_);
+  return serve_locked();
+}
+
+bool Transport::serve_if_free(bool &busy) {
+  if (!lock_.try_lock()) {
+    busy = true;
+    return false;
+  }
+  std::lock_guard<SpinLock> guard(lock_, std::adopt_lock);
   return serve_locked();
 }
 
@@ -303,14 +341,18 @@ bool Transport::serve_locked() {
     }
     if (qp_) post_receive(slot);
   }
-  engine_->poll();
+  // The engine's timers (resends, delayed racks: a millisecond or more by default) at every
+  // pass that read something and at every 16th idle one: a poll reads the clock, which is dear on
+  // a guest whose clock is an emulated device, and a waiting PE passes here continuously.
+  if (n > 0 || ++idle_passes_ % 16 == 0) engine_->poll();
+  flush_sends();  // every reply of this pass in one post
   return n > 0;
 }
 
 void Transport::reap_sends() {
   ibv_wc wc[16];
   for (int n; (n = ibv_poll_cq(send_cq_, 16, wc)) > 0;)
-    for (int i = 0; i < n; ++i) free_sends_.push_back(static_cast<unsigned>(wc[i].wr_id));
+    for (int i = 0; i < n; ++i) free_sends_.push_back(static_cast<uint32_t>(wc[i].wr_id));
 }
 
 void Transport::post_receive(unsigned slot) {
@@ -364,6 +406,7 @@ long Transport::next_deadline_ns() {
   std::lock_guard<SpinLock> guard(lock_);
   if (!engine_) return -1;
   const uint64_t due = engine_->poll();
+  flush_sends();
   if (due == kNever) return -1;
   const uint64_t now = monotonic_ns();
   return due > now ? static_cast<long>(due - now) : 0;
@@ -381,6 +424,7 @@ Transport::Stats Transport::stats() {
     s.received_by_thread = received_by_thread_;
     s.full_polls = full_polls_;
     s.busy = busy_;
+    s.posts = posts_;
   }
   s.wakeups = thread_.wakeups();
   s.productive_wakeups = thread_.productive();

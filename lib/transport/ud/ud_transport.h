@@ -7,7 +7,8 @@
 // number (the receiver needs it before anything else, and on RoCE a QP number alone does not
 // name a PE) followed by the engine's header and payload; a datagram is at most the port's MTU.
 //
-// Sends copy into pre-registered slots (one datagram each) and ask for a completion; receives
+// Sends copy into pre-registered slots (one datagram each) and ask for a completion; the
+// datagrams one call makes go out in one post at its end (flush_sends); receives
 // land in pre-registered slots after the 40 bytes every UD receive keeps for a GRH. Arrivals
 // complete on a CQ with a completion channel: the progress thread sleeps on it.
 //
@@ -98,6 +99,7 @@ class Transport final : public progress::Source, private Callbacks {
 
   // progress::Source
   bool serve() override;
+  bool serve_if_free(bool &busy) override;
   void arm() override;
   void sleep(long timeout_ns) override;
   void interrupt() override;
@@ -111,6 +113,7 @@ class Transport final : public progress::Source, private Callbacks {
     uint64_t received_by_thread = 0;    // of those, by the progress thread
     uint64_t full_polls = 0;            // receive polls that found a whole batch (a backlog)
     uint64_t busy = 0;                  // sends that found the peer's window full and waited
+    uint64_t posts = 0;                 // ibv_post_send calls (each of one or more datagrams)
     size_t memory_bytes = 0;            // the engine's buffers now
   };
   Stats stats();
@@ -128,7 +131,11 @@ class Transport final : public progress::Source, private Callbacks {
   void on_failed(uint64_t token) override;
 
   void send(int pe, const void *msg, size_t len, Kind kind, Pending *pending);
+  // Serves until done(), in one Polling scope.
+  template <class Done>
+  void wait_for(const Done &done);
   bool serve_locked();
+  void flush_sends();
   void reap_sends();
   void post_receive(unsigned slot);
   ibv_ah *ah_for(int pe);
@@ -147,6 +154,11 @@ class Transport final : public progress::Source, private Callbacks {
   uint8_t *buffers_ = nullptr;  // send slots, then receive slots
   ibv_mr *mr_ = nullptr;
   std::vector<unsigned> free_sends_;
+  // Datagrams made during one call into the engine (a burst of replies, a request and its acks),
+  // posted together at its end: one ibv_post_send, one doorbell (on soft-RoCE, one system call).
+  std::vector<ibv_send_wr> batch_wrs_;
+  std::vector<ibv_sge> batch_sges_;
+  size_t batched_ = 0;
   int stop_fd_ = -1;  // eventfd: interrupt()
 
   std::vector<PeerAddress> peers_;
@@ -156,8 +168,10 @@ class Transport final : public progress::Source, private Callbacks {
   std::unique_ptr<Endpoint> engine_;
   long deadline_ns_ = -1;                // from the engine's last poll
   std::atomic<uint64_t> outstanding_{0};  // requests sent and not complete
+  std::atomic<uint32_t> completions_{0};  // requests completed so far (a full window waits)
   std::atomic<bool> closing_{false};
-  uint64_t received_ = 0, received_by_thread_ = 0, full_polls_ = 0, busy_ = 0;  // under lock_
+  uint64_t received_ = 0, received_by_thread_ = 0, full_polls_ = 0, busy_ = 0,
+           posts_ = 0, idle_passes_ = 0;  // under lock_
   std::vector<Pending *> pool_;          // free call_nbi records
   progress::Thread thread_;
 };
