@@ -368,8 +368,7 @@ void accumulate_init() {
                         "and this job is all-SW (%s)", rt.mode_reason.c_str());
   if (forced == "owner" && rule.hw && !rt.messages_in_hw)
     fatal("shmem_init", "HOSHMEM_ACC=owner: owner computes needs messages to the target's CPU, "
-                        "and %s", rt.spans_nodes ? "HOSHMEM_AM=off has none"
-                                              : "every PE is on this node (no messages)");
+                        "and there are none: %s", rt.messages_why_not.c_str());
 }
 
 std::string accumulate_rule() {

@@ -307,22 +307,29 @@ bool messages_probe(Bootstrap &boot, std::string *why) {
   return mine.ok;
 }
 
-atomics::AtomicBackend *messages_start(Bootstrap &boot, bool rma_over_ud) {
+atomics::AtomicBackend *messages_start(Bootstrap &boot, bool rma_over_ud, std::string *why_not) {
+  char why[256];
   for (int pe = 0; pe < rt.npes; ++pe) {
     std::vector<uint8_t> bytes = boot.get(pe, kAddressKey);
     AddressRecord r{};
     if (bytes.size() == sizeof r) memcpy(&r, bytes.data(), sizeof r);
     r.why_not[sizeof r.why_not - 1] = 0;
     if (!r.ok)
-      fatal("shmem_init", "the job spans several nodes, and PE %d cannot reach the others: %s",
-            pe, bytes.size() == sizeof r ? r.why_not : "it published no UD address");
+      snprintf(why, sizeof why, "the job spans several nodes, and PE %d cannot reach the others: "
+               "%s", pe, bytes.size() == sizeof r ? r.why_not : "it published no UD address");
     // Datagrams are as large as this PE's port allows: a peer whose port takes less would drop
     // them (one datagram size for the whole job is not built).
-    if (g_ud && r.address.mtu && r.address.mtu < g_ud->transport.address().mtu)
-      fatal("shmem_init", "PE %d's port has an MTU of %zu bytes, smaller than this PE's %zu: UD "
-            "messages need the same MTU on every port of the job", pe,
-            size_t{128} << r.address.mtu, size_t{128} << g_ud->transport.address().mtu);
-    if (g_ud) g_ud->transport.set_peer(pe, r.address);
+    else if (g_ud && r.address.mtu && r.address.mtu < g_ud->transport.address().mtu)
+      snprintf(why, sizeof why, "PE %d's port has an MTU of %zu bytes, smaller than this PE's "
+               "%zu: UD messages need the same MTU on every port of the job", pe,
+               size_t{128} << r.address.mtu, size_t{128} << g_ud->transport.address().mtu);
+    else {
+      if (g_ud) g_ud->transport.set_peer(pe, r.address);
+      continue;
+    }
+    if (!why_not) fatal("shmem_init", "%s", why);
+    *why_not = why;
+    return nullptr;
   }
   g_ud->transport.start();
   g_ud->rma_over_ud = rma_over_ud;

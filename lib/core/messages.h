@@ -23,7 +23,10 @@ namespace hoshmem {
 bool messages_probe(Bootstrap &boot, std::string *why);
 // `rma_over_ud` (HOSHMEM_TRANSPORT=ud): puts, gets and the library's messages go over UD too
 // (messages_put/get; peer::routes.network), so no RC queue pair is ever made.
-atomics::AtomicBackend *messages_start(Bootstrap &boot, bool rma_over_ud);
+// `why_not` null: a PE that UD cannot reach is fatal; else nullptr is returned with the reason
+// there (the caller then calls messages_stop()).
+atomics::AtomicBackend *messages_start(Bootstrap &boot, bool rma_over_ud,
+                                       std::string *why_not = nullptr);
 // RMA over UD with PE `pe` of another node, as rdma_put/rdma_get (rdma.h) over RC.
 void messages_put(int pe, void *sym, const void *source, size_t bytes);
 void messages_get(int pe, void *dest, const void *sym, size_t bytes, bool nbi);

@@ -201,9 +201,13 @@ void runtime_init(int requested, int *provided, const char *routine) {
   if (rt.mode == atomics::AtomicityMode::AllHardware) {
     rt.remote_atomics = rdma_start(boot);
     // UD messages reach other nodes' CPUs (owner computes); their AMO backend is not used.
-    rt.messages_in_hw = spans_nodes && rt.config.am != "off";
+    // With auto, a job UD cannot carry (mixed MTUs) goes without: owner computes is then off.
+    rt.messages_in_hw = false;
+    rt.messages_why_not = spans_nodes ? "HOSHMEM_AM=off" : "every PE on this node";
+    if (spans_nodes && rt.config.am != "off")
+      rt.messages_in_hw = messages_start(boot, false,
+                                         rt.config.am == "auto" ? &rt.messages_why_not : nullptr);
     if (rt.messages_in_hw) {
-      messages_start(boot, false);
       rt.wait.serve = messages_source();
       rt.wait.serve_thread = messages_thread();
     } else {
@@ -306,6 +310,8 @@ void runtime_print_info(FILE *out) {
   if (rt.messages_in_hw)
     fprintf(out, "  active messages: %s (HOSHMEM_AM: to other nodes' CPUs, owner computes)\n",
             messages_description().c_str());
+  else if (rt.mode == atomics::AtomicityMode::AllHardware && rt.spans_nodes)
+    fprintf(out, "  active messages: none (%s)\n", rt.messages_why_not.c_str());
   if (rt.mode == atomics::AtomicityMode::AllHardware || (rt.spans_nodes && !rt.rma_over_ud)) {
     fprintf(out, "  posting: %s\n", rdma_post_path());
     fprintf(out, "  ack timeout: %s\n", rdma_ack_timeout().c_str());

@@ -36,6 +36,7 @@ struct Runtime {
   bool spans_nodes = false;  // some PEs are on other nodes (reached over the network)
   bool rma_over_ud = false;  // and puts and gets to them go as UD messages (lib/core/net.h)
   bool messages_in_hw = false;  // all-HW mode with UD messages to other nodes' CPUs (HOSHMEM_AM)
+  std::string messages_why_not;  // ... and why not, when not
   int init_count = 0;
   int thread_level = 0;  // SHMEM_THREAD_*, as provided at the first init
   Config config{};
