@@ -58,10 +58,12 @@ constexpr Variable kVariables[] = {
      "target's CPU (owner, all-SW mode across nodes) or else the caller; owner, caller = every "
      "type under the stripe locks, other nodes' PEs computing or the caller (owner: all-SW "
      "only); nic = auto, refused in all-SW mode"},
-    {"HOSHMEM_AM", nullptr, "auto", "auto, ud or off",
-     "active messages to another node's CPU in all-HW mode (owner computes accumulates): auto, "
-     "ud = UD messages with a progress thread per PE, off = none (no UD queue pair, no thread); "
-     "all-SW mode always has them (its AMOs are UD messages) and refuses off"},
+    {"HOSHMEM_AM", nullptr, "auto", "auto, ud, ring or off",
+     "active messages to another node's CPU (all-SW mode's AMOs, owner computes accumulates): "
+     "auto, ud = UD messages with a progress thread per PE; ring = one receive ring per PE "
+     "written with RDMA over rc or dc, room reserved with HCA fetch-adds (every PE needs HCA "
+     "atomics), a progress thread woken by writes with immediate; off = none in all-HW mode "
+     "(all-SW mode refuses it)"},
     {"HOSHMEM_DCI_COUNT", nullptr, "8", "1 to 64",
      "DC: initiators per context (the default context's and each context's own); a peer keeps "
      "one while it has operations outstanding"},
@@ -188,7 +190,7 @@ Config load_config() {
   c.wait = choice_var("HOSHMEM_WAIT", {"auto", "spin", "yield", "sleep"});
   c.transport = choice_var("HOSHMEM_TRANSPORT", {"auto", "rc", "dc", "ud"});
   c.acc = choice_var("HOSHMEM_ACC", {"auto", "owner", "caller", "nic"});
-  c.am = choice_var("HOSHMEM_AM", {"auto", "ud", "off"});
+  c.am = choice_var("HOSHMEM_AM", {"auto", "ud", "ring", "off"});
   c.device = raw(variable("HOSHMEM_DEVICE"), &unused_source);  // checked when it is opened
   auto auto_or = [](uint64_t hi) {
     return [hi](const char *text) -> std::optional<int> {

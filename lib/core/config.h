@@ -33,7 +33,7 @@ struct Config {
   uint64_t ud_give_up_ms;     // HOSHMEM_UD_GIVE_UP_MS: a silent peer is declared dead after this
   bool ud_progress_thread;    // HOSHMEM_UD_PROGRESS_THREAD
   std::string acc;            // HOSHMEM_ACC: auto | owner | caller | nic
-  std::string am;             // HOSHMEM_AM: auto | ud | off
+  std::string am;             // HOSHMEM_AM: auto | ud | ring | off
 };
 
 // Reads and validates every variable; a bad value is fatal with the accepted range.

@@ -1,4 +1,4 @@
-// lib/core: active messages over UD (messages.h).
+// lib/core: active messages over UD or the receive ring (messages.h).
 #include "lib/core/messages.h"
 
 #include <sched.h>
@@ -14,6 +14,8 @@
 #include "lib/core/rdma.h"
 #include "lib/core/runtime.h"
 #include "lib/transport/net/peer.h"
+#include "lib/transport/ring/transport.h"
+#include "lib/transport/shm/control_block.h"
 #include "lib/transport/ud/ud_transport.h"
 
 namespace hoshmem {
@@ -66,9 +68,18 @@ enum AccumulateStatus : uint8_t { kRefused = 0, kApplied = 1, kBusy = 2 };
   fatal("UD", "messages to PE %d failed: %s", pe, cause);
 }
 
-class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler {
+[[noreturn]] void ring_failed(int pe, const char *cause) {
+  if (pe == rt.me) fatal("ring", "%s", cause);
+  fatal("ring", "messages to PE %d failed: %s", pe, cause);
+}
+
+// The messages' AMO backend and request handler, over either port (UD or the ring).
+class MessageAtomics final : public atomics::AtomicBackend, public net::RequestHandler {
  public:
-  const char *name() const override { return "CPU atomics of the target PE, over UD"; }
+  const char *name() const override {
+    return ring ? "CPU atomics of the target PE, through its receive ring"
+                : "CPU atomics of the target PE, over UD";
+  }
 
   void execute(const atomics::AmoRequest &r, bool nbi) override {
     AmoMessage m{};
@@ -79,17 +90,17 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
     m.compare = r.compare;
     m.mask = r.mask;
     m.mask2 = r.mask2;
-    if (!r.fetch_out) return transport.post(r.pe, &m, sizeof m);
-    if (nbi) return transport.call_nbi(r.pe, &m, sizeof m, r.fetch_out, r.size);
-    transport.call(r.pe, &m, sizeof m, r.fetch_out, r.size);
+    if (!r.fetch_out) return port->post(r.pe, &m, sizeof m);
+    if (nbi) return port->call_nbi(r.pe, &m, sizeof m, r.fetch_out, r.size);
+    port->call(r.pe, &m, sizeof m, r.fetch_out, r.size);
   }
 
-  // With RMA over RC and AMOs over UD, quiet completes both, and fence too, since neither
+  // With RMA over RC and AMOs as messages, quiet completes both, and fence too, since neither
   // transport orders its operations with the other's. With everything over UD, requests to a PE
   // are executed in the order they were sent: a fence has nothing to do.
   void quiet(int lane) override {
     if (!rma_over_ud) rdma_quiet(lane);
-    transport.quiet();
+    port->quiet();
   }
   void fence(int lane, int pe) override {
     if (rma_over_ud) return;
@@ -97,18 +108,18 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
       rdma_quiet(lane);
     else
       rdma_pe_quiet(lane, &pe, 1);
-    transport.quiet();
+    port->quiet();
   }
   void pe_quiet(int lane, const int *pes, size_t npes) override {
     if (!rma_over_ud) rdma_pe_quiet(lane, pes, npes);
-    transport.quiet();
+    port->quiet();
   }
 
   // RMA over UD, split into messages of at most max_message() bytes. A put returns once its
   // bytes are copied (complete at quiet); a get waits for its replies, or with `nbi` leaves
   // them to arrive by quiet.
   void put(int pe, void *sym, const void *source, size_t bytes) {
-    const size_t chunk = transport.max_message() - sizeof(Place);
+    const size_t chunk = port->max_message() - sizeof(Place);
     // The message: header, then the bytes. One allocation per put, not a thread_local buffer:
     // exit() destroys thread_locals before the implicit finalize runs, and its barrier puts.
     std::vector<uint8_t> m(sizeof(Place) + std::min(chunk, bytes));
@@ -117,24 +128,24 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
       const Place p = file_place(kPut, static_cast<char *>(sym) + off, n, pe);
       memcpy(m.data(), &p, sizeof p);
       memcpy(m.data() + sizeof p, static_cast<const char *>(source) + off, n);
-      transport.post(pe, m.data(), sizeof p + n);
+      port->post(pe, m.data(), sizeof p + n);
     }
   }
   void get(int pe, void *dest, const void *sym, size_t bytes, bool nbi) {
-    const size_t chunk = transport.max_message();
+    const size_t chunk = port->max_message();
     for (size_t off = 0; off < bytes; off += chunk) {
       const size_t n = std::min(chunk, bytes - off);
       const Place p = file_place(kGet, static_cast<const char *>(sym) + off, n, pe);
       char *to = static_cast<char *>(dest) + off;
       if (nbi)
-        transport.call_nbi(pe, &p, sizeof p, to, n);
+        port->call_nbi(pe, &p, sizeof p, to, n);
       else
-        transport.call(pe, &p, sizeof p, to, n);
+        port->call(pe, &p, sizeof p, to, n);
     }
   }
 
   // On the target: the request of PE `pe`. An AMO is executed on our word with a CPU atomic.
-  void handle(int, const void *msg, size_t len, ud::Reply &reply) override {
+  void handle(int, const void *msg, size_t len, net::Reply &reply) override {
     Place p;
     if (len < sizeof p) return;
     memcpy(&p, msg, sizeof p);
@@ -162,7 +173,7 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
 
   // Owner computes: the chunk's elements applied under this PE's stripe locks, if they are free
   // (a caller computing on them holds them: the sender retries).
-  void accumulate_here(const void *msg, size_t len, ud::Reply &reply) {
+  void accumulate_here(const void *msg, size_t len, net::Reply &reply) {
     AccumulateMessage m;
     if (len < sizeof m || reply.capacity < 1) return;
     memcpy(&m, msg, sizeof m);
@@ -183,7 +194,7 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
   // until applied. Every chunk is applied on return.
   void accumulate(int pe, void *sym, uint8_t type, uint8_t op, size_t elem, const void *source,
                   size_t bytes, bool locked, const char *routine) {
-    const size_t chunk = (transport.max_message() - sizeof(AccumulateMessage)) / elem * elem;
+    const size_t chunk = (port->max_message() - sizeof(AccumulateMessage)) / elem * elem;
     const size_t count = (bytes + chunk - 1) / chunk;
     std::vector<uint8_t> messages(count * (sizeof(AccumulateMessage) + chunk));
     std::vector<uint8_t> status(count, kBusy);
@@ -201,11 +212,11 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
         if (status[i] != kBusy) continue;
         ++busy;
         const size_t n = std::min(chunk, bytes - i * chunk);
-        transport.call_nbi(pe, message(i), sizeof(AccumulateMessage) + n, &status[i], 1);
+        port->call_nbi(pe, message(i), sizeof(AccumulateMessage) + n, &status[i], 1);
       }
       if (busy == 0) return;
       if (round > 0) sched_yield();  // a caller computing there holds the locks: let it finish
-      transport.quiet();
+      port->quiet();
       for (size_t i = 0; i < count; ++i)
         if (status[i] == kRefused)
           fatal(routine, "PE %d refused an accumulate of %zu bytes at %p (not in its segment)",
@@ -213,7 +224,7 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
     }
   }
 
-  void amo(const void *msg, ud::Reply &reply) {
+  void amo(const void *msg, net::Reply &reply) {
     AmoMessage m;
     memcpy(&m, msg, sizeof m);
     char *word = m.size == 4 || m.size == 8 ? local(m.place, m.size) : nullptr;
@@ -228,7 +239,9 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
     if (op != atomics::AmoOp::Fetch) notify(rt.me);  // a waiter of this PE
   }
 
-  ud::Transport transport;
+  std::unique_ptr<ud::Transport> ud;      // the port: UD datagrams,
+  std::unique_ptr<ring::Transport> ring;  // or the receive ring (HOSHMEM_AM=ring)
+  net::MessagePort *port = nullptr;
   bool rma_over_ud = false;  // HOSHMEM_TRANSPORT=ud: puts, gets and library messages too
 
  private:
@@ -266,20 +279,20 @@ class UdAtomics final : public atomics::AtomicBackend, public ud::RequestHandler
 // The library's own messages (lib/transport/net/peer.h) when everything goes over UD.
 class UdNetwork final : public peer::Network {
  public:
-  explicit UdNetwork(UdAtomics &ud) : ud_(ud) {}
+  explicit UdNetwork(MessageAtomics &ud) : ud_(ud) {}
   void write(int pe, void *mine, const void *src, size_t len) override {
     ud_.put(pe, mine, src, len);
   }
   void read(int pe, void *dst, const void *mine, size_t len) override {
     ud_.get(pe, dst, mine, len, false);
   }
-  void flush() override { ud_.transport.quiet(); }
+  void flush() override { ud_.port->quiet(); }
 
  private:
-  UdAtomics &ud_;
+  MessageAtomics &ud_;
 };
 
-UdAtomics *g_ud = nullptr;
+MessageAtomics *g_am = nullptr;
 UdNetwork *g_network = nullptr;
 
 }  // namespace
@@ -290,16 +303,18 @@ bool messages_probe(Bootstrap &boot, std::string *why) {
   if (!device) {
     *why = "no RDMA device";
   } else {
-    auto ud = std::make_unique<UdAtomics>();
+    auto am = std::make_unique<MessageAtomics>();
+    am->ud = std::make_unique<ud::Transport>();
     ud::Transport::Options options;
     options.window = static_cast<uint32_t>(rt.config.ud_window);
     options.rto_ns = rt.config.ud_rto_us * 1000;
     options.give_up_ns = rt.config.ud_give_up_ms * 1'000'000;
     options.progress_thread = rt.config.ud_progress_thread;
-    if (ud->transport.init(device, rt.me, rt.npes, options, ud.get(), ud_failed, why)) {
+    if (am->ud->init(device, rt.me, rt.npes, options, am.get(), ud_failed, why)) {
       mine.ok = 1;
-      mine.address = ud->transport.address();
-      g_ud = ud.release();
+      mine.address = am->ud->address();
+      am->port = am->ud.get();
+      g_am = am.release();
     }
   }
   snprintf(mine.why_not, sizeof mine.why_not, "%s", mine.ok ? "" : why->c_str());
@@ -319,50 +334,80 @@ atomics::AtomicBackend *messages_start(Bootstrap &boot, bool rma_over_ud, std::s
                "%s", pe, bytes.size() == sizeof r ? r.why_not : "it published no UD address");
     // Datagrams are as large as this PE's port allows: a peer whose port takes less would drop
     // them (one datagram size for the whole job is not built).
-    else if (g_ud && r.address.mtu && r.address.mtu < g_ud->transport.address().mtu)
+    else if (g_am && r.address.mtu && r.address.mtu < g_am->ud->address().mtu)
       snprintf(why, sizeof why, "PE %d's port has an MTU of %zu bytes, smaller than this PE's "
                "%zu: UD messages need the same MTU on every port of the job", pe,
-               size_t{128} << r.address.mtu, size_t{128} << g_ud->transport.address().mtu);
+               size_t{128} << r.address.mtu, size_t{128} << g_am->ud->address().mtu);
     else {
-      if (g_ud) g_ud->transport.set_peer(pe, r.address);
+      if (g_am) g_am->ud->set_peer(pe, r.address);
       continue;
     }
     if (!why_not) fatal("shmem_init", "%s", why);
     *why_not = why;
     return nullptr;
   }
-  g_ud->transport.start();
-  g_ud->rma_over_ud = rma_over_ud;
+  g_am->ud->start();
+  g_am->rma_over_ud = rma_over_ud;
   if (rma_over_ud) {
-    g_network = new UdNetwork(*g_ud);
+    g_network = new UdNetwork(*g_am);
     peer::routes.network = g_network;
   }
-  return g_ud;
+  return g_am;
 }
 
-progress::Source *messages_source() { return g_ud ? &g_ud->transport : nullptr; }
-progress::Thread *messages_thread() { return g_ud ? g_ud->transport.thread() : nullptr; }
+atomics::AtomicBackend *messages_start_ring() {
+  static_assert(ring::kAreaBytes <= shm::kRingAreaBytes, "the ring area of the control file");
+  auto am = std::make_unique<MessageAtomics>();
+  ring::Transport::Options options;
+  options.give_up_ns = rt.config.ud_give_up_ms * 1'000'000;
+  options.progress_thread = rt.config.ud_progress_thread;
+  auto *area = reinterpret_cast<uint8_t *>(rt.memory.own_file()) + shm::kRingAreaOffset;
+  am->ring = std::make_unique<ring::Transport>(rt.me, rt.npes, area, rdma_ring_link(), am.get(),
+                                               ring_failed, options);
+  am->port = am->ring.get();
+  am->ring->start();
+  g_am = am.release();
+  return g_am;
+}
+
+progress::Source *messages_source() { return g_am ? g_am->port : nullptr; }
+progress::Thread *messages_thread() { return g_am ? g_am->port->thread() : nullptr; }
 
 void messages_accumulate(int pe, void *sym, uint8_t type, uint8_t op, size_t elem,
                          const void *source, size_t bytes, bool locked, const char *routine) {
-  g_ud->accumulate(pe, sym, type, op, elem, source, bytes, locked, routine);
+  g_am->accumulate(pe, sym, type, op, elem, source, bytes, locked, routine);
 }
 
 void messages_put(int pe, void *sym, const void *source, size_t bytes) {
-  g_ud->put(pe, sym, source, bytes);
+  g_am->put(pe, sym, source, bytes);
 }
 
 void messages_get(int pe, void *dest, const void *sym, size_t bytes, bool nbi) {
-  g_ud->get(pe, dest, sym, bytes, nbi);
+  g_am->get(pe, dest, sym, bytes, nbi);
 }
 
 void messages_closing() {
-  if (!g_ud) return;
-  g_ud->transport.closing();
-  // SHMEM_INFO=1: what this PE's UD traffic cost, one line per PE at finalize (retransmissions
-  // and timeouts say whether the RTO fits the round trip, the wake-ups what the thread did).
+  if (!g_am) return;
+  g_am->port->closing();
+  // SHMEM_INFO=1: what this PE's message traffic cost, one line per PE at finalize (UD: whether
+  // the RTO fits the round trip; both: what the progress thread did).
   if (!rt.config.info) return;
-  const ud::Transport::Stats s = g_ud->transport.stats();
+  if (g_am->ring) {
+    const ring::Transport::Stats s = g_am->ring->stats();
+    printf("hoshmem: PE %d: ring: %llu requests sent, %llu received; %llu consumer reads for "
+           "room, %llu requests waited for a reply slot; %llu writes with immediate read; "
+           "progress thread: %llu wake-ups, %llu with work\n",
+           rt.me, static_cast<unsigned long long>(s.sent),
+           static_cast<unsigned long long>(s.received),
+           static_cast<unsigned long long>(s.consumer_reads),
+           static_cast<unsigned long long>(s.slot_waits),
+           static_cast<unsigned long long>(s.arrivals),
+           static_cast<unsigned long long>(s.wakeups),
+           static_cast<unsigned long long>(s.productive_wakeups));
+    fflush(stdout);
+    return;
+  }
+  const ud::Transport::Stats s = g_am->ud->stats();
   const ud::Stats &e = s.engine;
   printf("hoshmem: PE %d: UD: %llu datagrams sent (%llu standalone acks, %llu posts), %llu "
          "received (%llu by the progress thread, %llu full polls); %llu requests delivered; %llu "
@@ -389,22 +434,36 @@ void messages_stop() {
   if (peer::routes.network == g_network) peer::routes.network = nullptr;
   delete g_network;
   g_network = nullptr;
-  if (!g_ud) return;
-  g_ud->transport.shutdown();
-  delete g_ud;
-  g_ud = nullptr;
+  if (!g_am) return;
+  g_am->port->shutdown();
+  delete g_am;
+  g_am = nullptr;
 }
 
 std::string messages_description() {
-  if (!g_ud) return "-";
-  const ud::Transport::Options &o = g_ud->transport.options();
+  if (!g_am) return "-";
   char text[320];
+  if (g_am->ring) {
+    const ring::Transport::Options &o = g_am->ring->options();
+    snprintf(text, sizeof text,
+             "ring (%s to other nodes as messages executed by the target's CPU: one receive ring "
+             "of %zu KiB per PE written with RDMA over %s, room reserved with HCA fetch-adds, "
+             "messages up to %zu bytes, %u requests in flight per PE, a stuck ring fatal after "
+             "%llu ms; %s)",
+             rt.mode == atomics::AtomicityMode::AllHardware ? "accumulates" : "AMOs",
+             ring::kRingBytes / 1024, rdma_transport_name(), g_am->port->max_message(),
+             ring::kReplySlots, static_cast<unsigned long long>(o.give_up_ns / 1'000'000),
+             o.progress_thread ? "a progress thread woken by writes with immediate serves them"
+                               : "no progress thread: served only inside library calls");
+    return text;
+  }
+  const ud::Transport::Options &o = g_am->ud->options();
   snprintf(text, sizeof text,
            "ud (%s to other nodes as messages executed by the target's CPU: one UD QP, "
            "messages up to %zu bytes, window %u datagrams, first resend after %llu us, a silent "
            "peer dead after %llu ms; %s)",
-           g_ud->rma_over_ud ? "puts, gets, AMOs and the library's messages" : "AMOs",
-           g_ud->transport.max_message(), o.window,
+           g_am->rma_over_ud ? "puts, gets, AMOs and the library's messages" : "AMOs",
+           g_am->port->max_message(), o.window,
            static_cast<unsigned long long>(o.rto_ns / 1000),
            static_cast<unsigned long long>(o.give_up_ns / 1'000'000),
            o.progress_thread ? "a progress thread answers them"

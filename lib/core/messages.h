@@ -1,4 +1,5 @@
-// lib/core: the job's active messages over UD (lib/transport/ud), for the all-SW mode across
+// lib/core: the job's active messages over UD (lib/transport/ud) or, with HOSHMEM_AM=ring, through
+// the receive rings (lib/transport/ring), for the all-SW mode across
 // nodes: an AMO to a PE of another node is a request that the target executes with a CPU atomic
 // on its own word, so that it is atomic with respect to the CPU atomics of the target's node (its
 // PEs' and the inline fast path's). Its progress thread answers while the target's application
@@ -27,6 +28,11 @@ bool messages_probe(Bootstrap &boot, std::string *why);
 // there (the caller then calls messages_stop()).
 atomics::AtomicBackend *messages_start(Bootstrap &boot, bool rma_over_ud,
                                        std::string *why_not = nullptr);
+// HOSHMEM_AM=ring: the same messages through every PE's receive ring over RC or DC
+// (lib/transport/ring/transport.h) instead of UD, after rdma_start (every PE has HCA atomics:
+// the ring's room is reserved with them). Starts the progress thread; returns the AMO backend
+// of all-SW mode.
+atomics::AtomicBackend *messages_start_ring();
 // RMA over UD with PE `pe` of another node, as rdma_put/rdma_get (rdma.h) over RC.
 void messages_put(int pe, void *sym, const void *source, size_t bytes);
 void messages_get(int pe, void *dest, const void *sym, size_t bytes, bool nbi);

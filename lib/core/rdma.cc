@@ -12,6 +12,8 @@
 #include "lib/transport/ib/device.h"
 #include "lib/transport/net/peer.h"
 #include "lib/transport/rc/rc_transport.h"
+#include "lib/transport/ring/transport.h"
+#include "lib/transport/shm/control_block.h"
 
 namespace hoshmem {
 namespace {
@@ -165,7 +167,42 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
   }
 };
 
+// The receive ring's network (HOSHMEM_AM=ring): its operations on lane 0, whose lock lets the
+// progress thread post replies beside the application.
+class RingLink final : public ring::Link {
+ public:
+  explicit RingLink(Rdma &r) : r_(r) {}
+  uint64_t fetch_add(int pe, uint64_t offset, uint64_t add) override {
+    return r_.transport.atomic(0, pe, atomics::encode_for_hca(atomics::AmoOp::FetchAdd, 8, add, 0),
+                               at(pe, offset));
+  }
+  uint64_t read_word(int pe, uint64_t offset) override {
+    uint64_t v = 0;
+    r_.transport.get(0, pe, &v, sizeof v, at(pe, offset), false);
+    return v;
+  }
+  void write(int pe, uint64_t offset, const void *src, size_t len) override {
+    r_.transport.put(0, pe, src, len, at(pe, offset), false);
+  }
+  void write_notify(int pe, uint64_t offset, const void *src, size_t len) override {
+    r_.transport.put_inline_notify(pe, src, static_cast<uint32_t>(len), at(pe, offset),
+                                   static_cast<uint32_t>(rt.me));
+  }
+  int arrivals_fd() override { return r_.transport.arrivals_fd(); }
+  void arm_arrivals() override { r_.transport.arm_arrivals(); }
+  unsigned drain_arrivals() override { return r_.transport.drain_arrivals(); }
+
+ private:
+  ib::RemoteAddr at(int pe, uint64_t offset) const {
+    const uintptr_t base =
+        r_.same_file_base ? r_.file_base : r_.file_bases[static_cast<size_t>(pe)];
+    return {base + shm::kRingAreaOffset + offset, r_.segments[static_cast<size_t>(pe)].file_rkey};
+  }
+  Rdma &r_;
+};
+
 Rdma *g_rdma = nullptr;
+std::unique_ptr<RingLink> g_ring_link;
 std::string g_why_not;  // why this PE has no HCA atomics
 int g_no_dc_pe = -1;    // the first PE without a DC target, and why
 std::string g_no_dc;
@@ -233,6 +270,10 @@ ibv_mr *register_range(uintptr_t base, size_t size, int access) {
   return ibv_reg_mr(g_rdma->device->pd(), reinterpret_cast<void *>(base), size, access);
 }
 
+// HOSHMEM_AM=ring: receives for writes with immediate (one per message in the ring until served;
+// every serve gives them back).
+constexpr unsigned kRingArrivals = 512;
+
 constexpr int kRemoteAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                               IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
@@ -257,7 +298,8 @@ bool rdma_probe(Bootstrap &boot, bool for_messages, std::string *why) {
                    hca->device.get(), rt.me, rt.npes, rc_failed, why,
                    rt.config.transport == "dc" || rt.config.transport == "auto"
                        ? dc::job_key(boot.launcher())
-                       : 0)) {
+                       : 0,
+                   rt.config.am == "ring" ? kRingArrivals : 0)) {
     } else {
       mine.reachable = 1;
       mine.capable = hca->device->atomics().standard;
@@ -391,7 +433,14 @@ atomics::AtomicBackend *rdma_start(Bootstrap &boot) {
   return &r;
 }
 
+ring::Link *rdma_ring_link() {
+  if (!g_rdma) return nullptr;
+  if (!g_ring_link) g_ring_link = std::make_unique<RingLink>(*g_rdma);
+  return g_ring_link.get();
+}
+
 void rdma_stop() {
+  g_ring_link.reset();
   if (!g_rdma) return;
   peer::routes.network = nullptr;
   rdma_add_path = {};

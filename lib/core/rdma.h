@@ -20,6 +20,9 @@ namespace hoshmem {
 namespace ib {
 class Device;
 }
+namespace ring {
+class Link;
+}
 
 // Opens the device and the RC transport if the configuration may use them; publishes this PE's
 // record (before the bootstrap's next exchange). False with *why when this PE cannot do HCA
@@ -34,6 +37,9 @@ bool rdma_capable(Bootstrap &boot, int pe, std::string *why = nullptr);
 atomics::AtomicBackend *rdma_start(Bootstrap &boot);
 // Completes outstanding operations and releases the device (also when it was only probed).
 void rdma_stop();
+// HOSHMEM_AM=ring: RDMA on every PE's ring area (shm::kRingAreaOffset of its control file) on
+// lane 0, and this PE's arrivals; after rdma_start.
+ring::Link *rdma_ring_link();
 // The device rdma_probe opened (nullptr: none).
 ib::Device *rdma_device();
 // For SHMEM_INFO: the device and its capabilities, or why there is none; how work is posted.

@@ -134,7 +134,8 @@ void runtime_init(int requested, int *provided, const char *routine) {
   // travel as messages (lib/core/messages.h).
   std::string no_hca, no_ud;
   rdma_probe(boot, spans_nodes, &no_hca);
-  if (spans_nodes) messages_probe(boot, &no_ud);
+  const bool ring = rt.config.am == "ring";  // messages through the receive rings, not UD
+  if (spans_nodes && !ring) messages_probe(boot, &no_ud);
 
   cpu_set_t my_cpus;
   CPU_ZERO(&my_cpus);
@@ -204,7 +205,9 @@ void runtime_init(int requested, int *provided, const char *routine) {
     // With auto, a job UD cannot carry (mixed MTUs) goes without: owner computes is then off.
     rt.messages_in_hw = false;
     rt.messages_why_not = spans_nodes ? "HOSHMEM_AM=off" : "every PE on this node";
-    if (spans_nodes && rt.config.am != "off")
+    if (spans_nodes && ring)
+      rt.messages_in_hw = messages_start_ring() != nullptr;
+    else if (spans_nodes && rt.config.am != "off")
       rt.messages_in_hw = messages_start(boot, false,
                                          rt.config.am == "auto" ? &rt.messages_why_not : nullptr);
     if (rt.messages_in_hw) {
@@ -220,8 +223,19 @@ void runtime_init(int requested, int *provided, const char *routine) {
     // Puts, gets and the library's messages over RC (or DC), or over UD with
     // HOSHMEM_TRANSPORT=ud.
     rt.rma_over_ud = rt.config.transport == "ud";
-    rt.remote_atomics = messages_start(boot, rt.rma_over_ud);  // first: checks every PE has UD
-    if (!rt.rma_over_ud) rdma_start(boot);
+    if (ring) {
+      // The rings' room is reserved with HCA fetch-adds on counters no CPU atomic touches.
+      if (rt.rma_over_ud)
+        fatal(routine, "HOSHMEM_AM=ring needs RDMA (rc or dc), and HOSHMEM_TRANSPORT=ud has none");
+      if (lacking >= 0)
+        fatal(routine, "HOSHMEM_AM=ring needs HCA atomics on every PE, and PE %d has none: %s",
+              lacking, no_hca.c_str());
+      rdma_start(boot);
+      rt.remote_atomics = messages_start_ring();
+    } else {
+      rt.remote_atomics = messages_start(boot, rt.rma_over_ud);  // first: checks every PE has UD
+      if (!rt.rma_over_ud) rdma_start(boot);
+    }
     rt.wait.serve = messages_source();
     rt.wait.serve_thread = messages_thread();
   } else {

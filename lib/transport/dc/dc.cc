@@ -49,12 +49,18 @@ bool supported(const ib::Device &device, std::string *why) {
   return true;
 }
 
-bool Target::open(const ib::Device &device, uint64_t key, std::string *why) {
-  cq_ = ibv_create_cq(device.context(), 1, nullptr, nullptr, 0);
-  ibv_srq_init_attr srq{};
-  srq.attr.max_wr = kSrqDepth;
-  srq.attr.max_sge = 1;
-  srq_ = cq_ ? ibv_create_srq(device.pd(), &srq) : nullptr;
+bool Target::open(const ib::Device &device, uint64_t key, std::string *why, ibv_srq *shared_srq,
+                  ibv_cq *shared_cq) {
+  shared_ = shared_srq != nullptr;
+  if (shared_) {
+    srq_ = shared_srq, cq_ = shared_cq;
+  } else {
+    cq_ = ibv_create_cq(device.context(), 1, nullptr, nullptr, 0);
+    ibv_srq_init_attr srq{};
+    srq.attr.max_wr = kSrqDepth;
+    srq.attr.max_sge = 1;
+    srq_ = cq_ ? ibv_create_srq(device.pd(), &srq) : nullptr;
+  }
   if (srq_) {
     ibv_qp_init_attr_ex attr{};
     attr.send_cq = attr.recv_cq = cq_;
@@ -95,8 +101,8 @@ bool Target::start(const ib::Device &device, ibv_mtu path_mtu, std::string *why)
 
 void Target::close() {
   if (dct_) ibv_destroy_qp(dct_);
-  if (srq_) ibv_destroy_srq(srq_);
-  if (cq_) ibv_destroy_cq(cq_);
+  if (srq_ && !shared_) ibv_destroy_srq(srq_);
+  if (cq_ && !shared_) ibv_destroy_cq(cq_);
   dct_ = nullptr, srq_ = nullptr, cq_ = nullptr;
 }
 

@@ -43,8 +43,11 @@ class Target {
   Target(const Target &) = delete;
   Target &operator=(const Target &) = delete;
   ~Target() { close(); }
-  // Creates the target (in INIT: its number can be published) ...
-  bool open(const ib::Device &device, uint64_t key, std::string *why);
+  // Creates the target (in INIT: its number can be published) ... `srq` and `cq` (both or
+  // neither): the transport's arrivals (writes with immediate) instead of a receive side of its
+  // own, which nothing then uses.
+  bool open(const ib::Device &device, uint64_t key, std::string *why, ibv_srq *srq = nullptr,
+            ibv_cq *cq = nullptr);
   // ... and starts it once the job's smallest port MTU is known: its responses (read data) are
   // packets of `path_mtu`, which every initiator's port must take. Before the job exchanges
   // memory keys, so no peer reaches it earlier.
@@ -53,8 +56,9 @@ class Target {
   uint32_t number() const { return dct_ ? dct_->qp_num : 0; }
 
  private:
-  ibv_cq *cq_ = nullptr;
-  ibv_srq *srq_ = nullptr;
+  ibv_cq *cq_ = nullptr;    // owned unless shared
+  ibv_srq *srq_ = nullptr;  // owned unless shared
+  bool shared_ = false;
   ibv_qp *dct_ = nullptr;
 };
 

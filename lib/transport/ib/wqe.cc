@@ -98,6 +98,19 @@ unsigned write_rdma_write_inline(const SqRing &ring, const void *data, uint32_t 
   return bbs_of(segments);
 }
 
+unsigned write_rdma_write_inline_imm(const SqRing &ring, const void *data, uint32_t length,
+                                     const RemoteAddr &remote, uint32_t imm, WqeFlags flags,
+                                     const AddressVector &to) {
+  const unsigned bbs = write_rdma_write_inline(ring, data, length, remote, flags, to);
+  // The same WQE with the opcode that also consumes a receive at the target, and the immediate
+  // its completion carries (network order, as ibv_send_wr's imm_data).
+  auto *ctrl = static_cast<mlx5_wqe_ctrl_seg *>(ring.segment(0));
+  ctrl->opmod_idx_opcode = htobe32((be32toh(ctrl->opmod_idx_opcode) & ~0xffu) |
+                                   MLX5_OPCODE_RDMA_WRITE_IMM);
+  ctrl->imm = htobe32(imm);
+  return bbs;
+}
+
 unsigned write_rdma_read(const SqRing &ring, const LocalBuf &local, uint32_t length,
                          const RemoteAddr &remote, WqeFlags flags, const AddressVector &to) {
   const unsigned at = set_address(ring, to);

@@ -86,6 +86,11 @@ unsigned write_rdma_write(const SqRing &ring, const LocalBuf &local, uint32_t le
 unsigned write_rdma_write_inline(const SqRing &ring, const void *data, uint32_t length,
                                  const RemoteAddr &remote, WqeFlags flags,
     const AddressVector &to = {});
+// The same, as an RDMA write with immediate: it also consumes a receive at the target, whose
+// completion carries `imm` (what wakes a target that sleeps on its receive CQ).
+unsigned write_rdma_write_inline_imm(const SqRing &ring, const void *data, uint32_t length,
+                                     const RemoteAddr &remote, uint32_t imm, WqeFlags flags,
+                                     const AddressVector &to = {});
 // RDMA read of `length` bytes into a registered buffer.
 unsigned write_rdma_read(const SqRing &ring, const LocalBuf &local, uint32_t length,
                          const RemoteAddr &remote, WqeFlags flags,

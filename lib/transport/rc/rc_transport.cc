@@ -2,6 +2,7 @@
 // cache (rc_transport.h).
 #include "lib/transport/rc/rc_transport.h"
 
+#include <fcntl.h>
 #include <infiniband/mlx5dv.h>
 #include <poll.h>
 #include <sched.h>
@@ -96,12 +97,13 @@ std::string error_cause(const char *meaning, const char *kind, unsigned code, un
 }  // namespace
 
 struct Transport::Wqe {
-  enum Kind : uint8_t { kWrite, kWriteInline, kRead, kAtomic } kind;
-  const void *data;  // kWriteInline
+  enum Kind : uint8_t { kWrite, kWriteInline, kRead, kAtomic, kWriteInlineImm } kind;
+  const void *data;  // kWriteInline, kWriteInlineImm
   ib::LocalBuf local;
   uint32_t length;
   ib::RemoteAddr remote;
   const atomics::HcaAtomic *atomic;  // kAtomic
+  uint32_t imm = 0;                  // kWriteInlineImm
 };
 
 struct Transport::CacheEntry {
@@ -116,7 +118,7 @@ Transport::Transport() = default;
 Transport::~Transport() { shutdown(); }
 
 bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error,
-                     std::string *why, uint64_t dc_key) {
+                     std::string *why, uint64_t dc_key, unsigned arrivals) {
   dev_ = device;
   rd_depth_ = std::clamp(device->max_rd_atomic(), 1u, kMaxInitiatorDepth);
   me_ = me;
@@ -164,6 +166,7 @@ bool Transport::init(ib::Device *device, int me, int npes, ErrorHandler on_error
   ahs_.reset(dev_, static_cast<size_t>(npes));
   lanes_.resize(kMaxLanes);
 
+  if (arrivals && !open_arrivals(arrivals, why)) return false;
   passive_cq_ = ibv_create_cq(ctx, 16, nullptr, nullptr, 0);
   if (!passive_cq_) {
     *why = std::string("cannot create a completion queue: ") + strerror(errno);
@@ -221,7 +224,7 @@ void Transport::open_dc_target(uint64_t key) {
   }
   if (!dc::supported(*dev_, &dc_why_)) return;
   auto target = std::make_unique<dc::Target>();
-  if (!target->open(*dev_, key, &dc_why_) ||
+  if (!target->open(*dev_, key, &dc_why_, arrivals_srq_, arrivals_cq_) ||
       !dc_addresses_.init(*dev_, key, static_cast<size_t>(npes_), &dc_why_))
     return;
   dct_ = std::move(target);
@@ -431,6 +434,7 @@ void Transport::shutdown() {
   dct_.reset();
   if (passive_cq_) ibv_destroy_cq(passive_cq_);
   passive_cq_ = nullptr;
+  close_arrivals();  // after every QP and the DC target that received into it
 }
 
 int Transport::connected_peers() const {
@@ -764,6 +768,7 @@ ibv_qp *Transport::create_qp(ibv_cq *cq) {
   ibv_qp_init_attr init{};
   init.qp_type = IBV_QPT_RC;
   init.send_cq = init.recv_cq = cq;
+  if (arrivals_srq_) init.srq = arrivals_srq_, init.recv_cq = arrivals_cq_;
   init.cap.max_send_wr = kSendQueueDepth;
   init.cap.max_recv_wr = 1;
   init.cap.max_send_sge = init.cap.max_recv_sge = 1;
@@ -959,6 +964,10 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
                                   ib::write_rdma_write_inline(ring, w.data, w.length, w.remote,
                                                               flags, to));
         break;
+      case Wqe::kWriteInlineImm: bbs = static_cast<uint16_t>(
+                                     ib::write_rdma_write_inline_imm(ring, w.data, w.length,
+                                                                     w.remote, w.imm, flags, to));
+        break;
       case Wqe::kRead: bbs = static_cast<uint16_t>(
                            ib::write_rdma_read(ring, w.local, w.length, w.remote, flags, to));
         break;
@@ -978,6 +987,7 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
     wr.wr.rdma.remote_addr = w.remote.addr;
     wr.wr.rdma.rkey = w.remote.rkey;
     switch (w.kind) {
+      case Wqe::kWriteInlineImm:
       case Wqe::kWriteInline:
         sge.addr = reinterpret_cast<uint64_t>(w.data);
         sge.lkey = 0;
@@ -1001,6 +1011,10 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
         sge.length = 8;
         wr.num_sge = 1;
         break;
+    }
+    if (w.kind == Wqe::kWriteInlineImm) {
+      wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+      wr.imm_data = htobe32(w.imm);
     }
     if (signal) ep->record_signaled(0, 0, action);
     if (const int err = ibv_post_send(ep->qp, &wr, &bad); err != 0) {
@@ -1321,6 +1335,91 @@ void Transport::put_inline(int pe, const void *source, uint32_t length,
   LaneLock lock(l->mutex, false);
   ep = queue_for(l, pe, ep);
   submit(l, ep, Wqe{Wqe::kWriteInline, source, {0, 0}, length, dest, nullptr}, Action{}, false);
+}
+
+void Transport::put_inline_notify(int pe, const void *source, uint32_t length,
+                                  const ib::RemoteAddr &dest, uint32_t imm) {
+  Lane *l = lane_of(0);
+  Endpoint *ep = endpoint(l, pe);
+  LaneLock lock(l->mutex, false);
+  ep = queue_for(l, pe, ep);
+  Wqe w{Wqe::kWriteInlineImm, source, {0, 0}, length, dest, nullptr};
+  w.imm = imm;
+  submit(l, ep, w, Action{}, false);
+}
+
+bool Transport::open_arrivals(unsigned depth, std::string *why) {
+  ibv_context *ctx = dev_->context();
+  arrivals_channel_ = ibv_create_comp_channel(ctx);
+  arrivals_cq_ = arrivals_channel_ ? ibv_create_cq(ctx, static_cast<int>(depth), nullptr,
+                                                   arrivals_channel_, 0)
+                                   : nullptr;
+  ibv_srq_init_attr attr{};
+  attr.attr.max_wr = depth;
+  attr.attr.max_sge = 1;
+  arrivals_srq_ = arrivals_cq_ ? ibv_create_srq(dev_->pd(), &attr) : nullptr;
+  if (!arrivals_srq_) {
+    *why = std::string("cannot create the receive side of writes with immediate: ") +
+           strerror(errno);
+    close_arrivals();
+    return false;
+  }
+  if (arrivals_channel_) {  // the sleeper polls it: never block in ibv_get_cq_event
+    const int flags = fcntl(arrivals_channel_->fd, F_GETFL);
+    fcntl(arrivals_channel_->fd, F_SETFL, flags | O_NONBLOCK);
+  }
+  arrivals_depth_ = depth;
+  // A write with immediate consumes a receive and scatters nothing: receives without buffers.
+  for (unsigned i = 0; i < depth; ++i) {
+    ibv_recv_wr wr{}, *bad = nullptr;
+    if (ibv_post_srq_recv(arrivals_srq_, &wr, &bad) != 0) {
+      *why = "cannot post the receives of writes with immediate";
+      close_arrivals();
+      return false;
+    }
+  }
+  return true;
+}
+
+void Transport::close_arrivals() {
+  if (arrivals_srq_) ibv_destroy_srq(arrivals_srq_);
+  if (arrivals_cq_) ibv_destroy_cq(arrivals_cq_);
+  if (arrivals_channel_) ibv_destroy_comp_channel(arrivals_channel_);
+  arrivals_srq_ = nullptr, arrivals_cq_ = nullptr, arrivals_channel_ = nullptr;
+}
+
+void Transport::arm_arrivals() {
+  if (!arrivals_cq_) return;
+  std::lock_guard<std::mutex> lock(arrivals_mutex_);
+  // Acknowledge the events the channel delivered, then ask for the next one.
+  ibv_cq *cq;
+  void *context;
+  unsigned events = 0;
+  while (ibv_get_cq_event(arrivals_channel_, &cq, &context) == 0) ++events;
+  if (events) ibv_ack_cq_events(arrivals_cq_, events);
+  ibv_req_notify_cq(arrivals_cq_, 0);
+}
+
+unsigned Transport::drain_arrivals() {
+  if (!arrivals_cq_) return 0;
+  std::lock_guard<std::mutex> lock(arrivals_mutex_);
+  unsigned total = 0;
+  ibv_wc wc[16];
+  for (int n; (n = ibv_poll_cq(arrivals_cq_, 16, wc)) > 0;) {
+    for (int i = 0; i < n; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS) {
+        char cause[96];
+        snprintf(cause, sizeof cause, "a write with immediate completed with %s",
+                 ibv_wc_status_str(wc[i].status));
+        fail(me_, cause);
+      }
+      ibv_recv_wr wr{}, *bad = nullptr;
+      if (ibv_post_srq_recv(arrivals_srq_, &wr, &bad) != 0)
+        fail(me_, "cannot give a receive back to the shared receive queue");
+    }
+    total += static_cast<unsigned>(n);
+  }
+  return total;
 }
 
 void Transport::get(int pe, const ib::LocalBuf &dest, uint32_t length,

@@ -142,8 +142,11 @@ class Transport {
   // without them the cache stays off (cache_description() says why).
   // `dc_key` != 0: also open this PE's DC target with that access key, when the device has DC
   // (dc_target_why() says why not), so that use_dc() can be chosen after the exchange.
+  // `arrivals` != 0: every QP (and the DC target) receives into one SRQ of that many receives,
+  // whose completions (writes with immediate from peers: put_inline_notify) land on one CQ
+  // with a completion channel (arrivals_fd), for a thread that sleeps until a peer writes.
   bool init(ib::Device *device, int me, int npes, ErrorHandler on_error, std::string *why,
-            uint64_t dc_key = 0);
+            uint64_t dc_key = 0, unsigned arrivals = 0);
   const std::string &dc_target_why() const { return dc_why_; }
   // Switches to DC before any operation: every peer's address must have a DC target. Stops the
   // connection manager; each lane then has `dcis` initiators. False with *why on failure.
@@ -202,6 +205,16 @@ class Transport {
   // Lane 0, as before lanes: put/put_inline complete at quiet(); get and atomic on return.
   void put(int pe, const ib::LocalBuf &source, uint32_t length, const ib::RemoteAddr &dest);
   void put_inline(int pe, const void *source, uint32_t length, const ib::RemoteAddr &dest);
+  // The same as a write with immediate `imm`: an arrival at `pe` (init's `arrivals`), after
+  // every earlier write of lane 0 to it. At most max_inline() bytes.
+  void put_inline_notify(int pe, const void *source, uint32_t length, const ib::RemoteAddr &dest,
+                         uint32_t imm);
+  // Arrivals (init's `arrivals`): the channel's descriptor (readable once armed and a write
+  // with immediate came), arm it, and read the completions while giving their receives back
+  // (the number read; any thread, under the transport's own lock).
+  int arrivals_fd() const { return arrivals_channel_ ? arrivals_channel_->fd : -1; }
+  void arm_arrivals();
+  unsigned drain_arrivals();
   void get(int pe, const ib::LocalBuf &dest, uint32_t length, const ib::RemoteAddr &source);
   uint64_t atomic(int pe, const atomics::HcaAtomic &a, const ib::RemoteAddr &target) {
     return atomic(0, pe, a, target);
@@ -338,6 +351,15 @@ class Transport {
   std::atomic<bool> deferred_any_{false}, deferred_all_{false};
   friend struct CacheTestAccess;
   friend struct PathMtuTestAccess;  // test/ib/rc_transport_test.cc reads a QP's path MTU  // test/ib/rc_lanes_test.cc holds cache_mutex_ to force deferral
+
+  // Arrivals: writes with immediate from peers, on every QP and the DC target.
+  ibv_comp_channel *arrivals_channel_ = nullptr;
+  ibv_cq *arrivals_cq_ = nullptr;
+  ibv_srq *arrivals_srq_ = nullptr;
+  unsigned arrivals_depth_ = 0;
+  std::mutex arrivals_mutex_;
+  bool open_arrivals(unsigned depth, std::string *why);
+  void close_arrivals();
 
   // Connection manager side
   ibv_comp_channel *cm_channel_ = nullptr;

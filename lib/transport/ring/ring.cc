@@ -21,19 +21,23 @@ bool Sender::send(int pe, uint32_t sender, const void *data, size_t len) {
   const uint64_t size = footprint(len);
   const uint64_t position = remote_->fetch_add_producer(pe, size);
   // Room: the message's end no more than a ring ahead of what the owner has consumed.
-  uint64_t &credit = credit_[static_cast<size_t>(pe)];
-  if (position + size - credit > bytes_) {
+  std::atomic<uint64_t> &credit = credit_[static_cast<size_t>(pe)];
+  uint64_t seen = credit.load(std::memory_order_relaxed);
+  if (position + size - seen > bytes_) {
     const uint64_t start = now_ns();
     for (;;) {
-      credit = std::max(credit, remote_->read_consumer(pe));
-      ++consumer_reads_;
-      if (position + size - credit <= bytes_) break;
+      const uint64_t read = remote_->read_consumer(pe);
+      consumer_reads_.fetch_add(1, std::memory_order_relaxed);
+      seen = std::max(seen, read);
+      for (uint64_t old = credit.load(std::memory_order_relaxed);
+           old < seen && !credit.compare_exchange_weak(old, seen, std::memory_order_relaxed);) {
+      }
+      if (position + size - seen <= bytes_) break;
       if (!remote_->wait_for_room(pe, now_ns() - start)) return false;
     }
   }
   write_wrapped(pe, position + kHeaderBytes, data, len);
-  const uint64_t h = header(static_cast<uint32_t>(len), sender);
-  remote_->write(pe, position & (bytes_ - 1), &h, sizeof h);
+  remote_->write_header(pe, position & (bytes_ - 1), header(static_cast<uint32_t>(len), sender));
   return true;
 }
 

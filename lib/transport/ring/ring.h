@@ -26,6 +26,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace hoshmem::ring {
@@ -57,6 +58,10 @@ class RemoteRing {
   // Writes `len` bytes at `offset` of `pe`'s ring (never past its end). Writes to one PE become
   // visible in the order they were issued.
   virtual void write(int pe, uint64_t offset, const void *data, size_t len) = 0;
+  // The message's header, its last write (a transport may make it the one that wakes the owner).
+  virtual void write_header(int pe, uint64_t offset, uint64_t header) {
+    write(pe, offset, &header, sizeof header);
+  }
   // Called while waiting for room (backs off, makes progress); false: give up (the caller then
   // reports the ring as full past the give-up time).
   virtual bool wait_for_room(int pe, uint64_t waited_ns) = 0;
@@ -66,7 +71,8 @@ class RemoteRing {
 class Sender {
  public:
   Sender(RemoteRing *remote, size_t ring_bytes, int npes)
-      : remote_(remote), bytes_(ring_bytes), credit_(static_cast<size_t>(npes), 0) {}
+      : remote_(remote), bytes_(ring_bytes),
+        credit_(std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(npes))) {}
   // The largest payload a ring takes.
   size_t max_payload() const { return bytes_ - kHeaderBytes; }
   // Sends `len` bytes (at most max_payload()) from `sender` to `pe`'s ring. False: the ring
@@ -74,15 +80,16 @@ class Sender {
   // is unusable, the job must end).
   bool send(int pe, uint32_t sender, const void *data, size_t len);
   // How often send() had to read the consumer counter (for SHMEM_INFO and the tests).
-  uint64_t consumer_reads() const { return consumer_reads_; }
+  uint64_t consumer_reads() const { return consumer_reads_.load(std::memory_order_relaxed); }
 
  private:
   void write_wrapped(int pe, uint64_t position, const void *data, size_t len);
 
   RemoteRing *remote_;
   size_t bytes_;
-  std::vector<uint64_t> credit_;  // per peer: the last consumer value read
-  uint64_t consumer_reads_ = 0;
+  // Per peer: the largest consumer value read (threads may send at once: atomics, raised only).
+  std::unique_ptr<std::atomic<uint64_t>[]> credit_;
+  std::atomic<uint64_t> consumer_reads_{0};
 };
 
 // The receiving side: the owner's view of its own ring.

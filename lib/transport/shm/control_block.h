@@ -58,7 +58,12 @@ struct ControlBlock {
 constexpr size_t kControlBlockBytes = 64 * 1024;
 constexpr int kTeamSlots = 64;
 constexpr size_t kTeamSlotBytes = 256 * 1024;
-constexpr size_t kControlBytes = kControlBlockBytes + kTeamSlots * kTeamSlotBytes;
+// After the team slots: the area of the receive ring that carries the job's messages to this
+// PE's CPU over RDMA (lib/transport/ring/transport.h, HOSHMEM_AM=ring): its counters, the reply
+// slots of this PE's requests and the ring itself. The same size whatever the job's size.
+constexpr size_t kRingAreaOffset = kControlBlockBytes + kTeamSlots * kTeamSlotBytes;
+constexpr size_t kRingAreaBytes = 192 * 1024;
+constexpr size_t kControlBytes = kRingAreaOffset + kRingAreaBytes;
 static_assert(sizeof(ControlBlock) <= kControlBlockBytes);
 static_assert(offsetof(ControlBlock, doorbell) == kDoorbellOffset);
 

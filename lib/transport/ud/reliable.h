@@ -82,6 +82,8 @@
 #include <memory>
 #include <vector>
 
+#include "lib/transport/net/message_port.h"
+
 namespace hoshmem::ud {
 
 inline constexpr size_t kHeaderBytes = 16;
@@ -108,13 +110,8 @@ bool decode_header(const void *bytes, size_t len, Header *h);
 enum class Kind : uint8_t { kAcked, kFetch };
 enum class SendResult : uint8_t { kOk, kBusy, kFailed };
 
-// Where a fetching request's handler writes its reply: at most `capacity` bytes at `data`, `len`
-// says how many. A non-fetching request's handler gets capacity 0.
-struct Reply {
-  uint8_t *data;
-  size_t capacity;
-  size_t len;
-};
+// Where a fetching request's handler writes its reply (a non-fetching one's gets capacity 0).
+using net::Reply;
 
 class Callbacks {
  public:

@@ -39,18 +39,10 @@ struct PeerAddress {
   uint8_t mtu;  // its port's active MTU (enum ibv_mtu): the largest datagram it can receive
 };
 
-// Executes a request from PE `pe` on this PE (once, in the order `pe` sent them); a fetching
-// request writes its reply.
-class RequestHandler {
- public:
-  virtual ~RequestHandler() = default;
-  virtual void handle(int pe, const void *msg, size_t len, Reply &reply) = 0;
-};
+using net::ErrorHandler;
+using net::RequestHandler;
 
-// Called with the peer and a one-line cause when it stops answering; must not return.
-using ErrorHandler = void (*)(int pe, const char *cause);
-
-class Transport final : public progress::Source, private Callbacks {
+class Transport final : public net::MessagePort, private Callbacks {
  public:
   Transport() = default;
   Transport(const Transport &) = delete;
@@ -76,26 +68,26 @@ class Transport final : public progress::Source, private Callbacks {
   void start();
   // The thread, for waits that serve this transport while they poll (lib/progress/wait.h);
   // nullptr when there is none.
-  progress::Thread *thread() { return thread_.running() ? &thread_ : nullptr; }
+  progress::Thread *thread() override { return thread_.running() ? &thread_ : nullptr; }
   const Options &options() const { return options_; }
   // Every PE's requests are complete (finalize's quiet and barrier): peers may now close their
   // queue pairs at any time, so one that stops answering is no longer an error (a reply still
   // cached for it would otherwise be resent until the give-up time and stop the job).
-  void closing() { closing_.store(true, std::memory_order_release); }
+  void closing() override { closing_.store(true, std::memory_order_release); }
   // Stops the thread and releases everything; outstanding requests are dropped.
-  void shutdown();
+  void shutdown() override;
 
   // The largest request or reply, in bytes.
-  size_t max_message() const { return max_message_; }
+  size_t max_message() const override { return max_message_; }
 
   // A request that needs only acknowledging: complete at quiet().
-  void post(int pe, const void *msg, size_t len);
+  void post(int pe, const void *msg, size_t len) override;
   // A request whose reply (at most `capacity` bytes) is copied to `reply`: call() waits for it
   // and returns its length; call_nbi() returns at once, the reply is there by quiet().
-  size_t call(int pe, const void *msg, size_t len, void *reply, size_t capacity);
-  void call_nbi(int pe, const void *msg, size_t len, void *reply, size_t capacity);
+  size_t call(int pe, const void *msg, size_t len, void *reply, size_t capacity) override;
+  void call_nbi(int pe, const void *msg, size_t len, void *reply, size_t capacity) override;
   // Every request sent so far (by any thread) is complete.
-  void quiet();
+  void quiet() override;
 
   // progress::Source
   bool serve() override;
