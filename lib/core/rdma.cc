@@ -190,6 +190,7 @@ class RingLink final : public ring::Link {
   }
   int arrivals_fd() override { return r_.transport.arrivals_fd(); }
   void arm_arrivals() override { r_.transport.arm_arrivals(); }
+  void take_arrival_events() override { r_.transport.take_arrival_events(); }
   unsigned drain_arrivals() override { return r_.transport.drain_arrivals(); }
 
  private:

@@ -1391,13 +1391,18 @@ void Transport::close_arrivals() {
 void Transport::arm_arrivals() {
   if (!arrivals_cq_) return;
   std::lock_guard<std::mutex> lock(arrivals_mutex_);
-  // Acknowledge the events the channel delivered, then ask for the next one.
+  ibv_req_notify_cq(arrivals_cq_, 0);
+}
+
+unsigned Transport::take_arrival_events() {
+  if (!arrivals_channel_) return 0;
+  std::lock_guard<std::mutex> lock(arrivals_mutex_);
   ibv_cq *cq;
   void *context;
   unsigned events = 0;
-  while (ibv_get_cq_event(arrivals_channel_, &cq, &context) == 0) ++events;
+  while (ibv_get_cq_event(arrivals_channel_, &cq, &context) == 0) ++events;  // non-blocking fd
   if (events) ibv_ack_cq_events(arrivals_cq_, events);
-  ibv_req_notify_cq(arrivals_cq_, 0);
+  return events;
 }
 
 unsigned Transport::drain_arrivals() {

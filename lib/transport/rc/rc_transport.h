@@ -210,10 +210,11 @@ class Transport {
   void put_inline_notify(int pe, const void *source, uint32_t length, const ib::RemoteAddr &dest,
                          uint32_t imm);
   // Arrivals (init's `arrivals`): the channel's descriptor (readable once armed and a write
-  // with immediate came), arm it, and read the completions while giving their receives back
-  // (the number read; any thread, under the transport's own lock).
+  // with immediate came, until its event is taken), arm it, take its events, and read the
+  // completions while giving their receives back (the number read). Any thread.
   int arrivals_fd() const { return arrivals_channel_ ? arrivals_channel_->fd : -1; }
   void arm_arrivals();
+  unsigned take_arrival_events();  // what made the descriptor readable, acknowledged
   unsigned drain_arrivals();
   void get(int pe, const ib::LocalBuf &dest, uint32_t length, const ib::RemoteAddr &source);
   uint64_t atomic(int pe, const atomics::HcaAtomic &a, const ib::RemoteAddr &target) {

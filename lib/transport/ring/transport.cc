@@ -242,13 +242,13 @@ void Transport::sleep(long timeout_ns) {
   if (timeout_ns < 0 || timeout_ns > 100'000'000) timeout_ns = 100'000'000;
   timespec limit{timeout_ns / 1'000'000'000, timeout_ns % 1'000'000'000};
   if (ppoll(fds, 2, &limit, nullptr) <= 0) return;
+  if (fds[0].revents & POLLIN) link_->take_arrival_events();
   if (fds[1].revents & POLLIN) {
     uint64_t count;
     if (read(stop_fd_, &count, sizeof count) < 0) {
       // nothing to do: the flag the thread looks at is what matters
     }
   }
-  // The channel's events are acknowledged by the next arm.
 }
 
 void Transport::interrupt() {

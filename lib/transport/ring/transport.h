@@ -61,9 +61,11 @@ class Link {
   // The same as a write with immediate (at most 8 bytes): an arrival at `pe`.
   virtual void write_notify(int pe, uint64_t offset, const void *src, size_t len) = 0;
   // This PE's arrivals: a descriptor that is readable once armed and a write with immediate came
-  // (-1: none), arming it, and reading them (the number read).
+  // (-1: none) until the event is taken, arming it, taking its events, and reading the arrivals
+  // (the number read).
   virtual int arrivals_fd() = 0;
   virtual void arm_arrivals() = 0;
+  virtual void take_arrival_events() = 0;
   virtual unsigned drain_arrivals() = 0;
 };
 
