@@ -78,6 +78,14 @@ Config load_config() {
     const char* r = getenv("PMIX_RANK") ? getenv("PMIX_RANK") : getenv("PMI_RANK");
     if (!r || atol(r) != only) c.masked_atomics = true;
   }
+  // SOFTHCA_EXT_ATOMIC_MAX: the widest masked atomic operand, advertised in QUERY_HCA_CAP's
+  // atomic_size_qp/_dc and executed (see execute_wqe); 8 is a ConnectX-6 as rdma-core 44 sees it.
+  c.ext_atomic_max = uint32_t(env_knob("SOFTHCA_EXT_ATOMIC_MAX", 8, 8, 256));
+  if (c.ext_atomic_max & (c.ext_atomic_max - 1)) {
+    fprintf(stderr, "softhca: SOFTHCA_EXT_ATOMIC_MAX=%u rejected: accepted values are 8, 16, 32, 64, 128, 256\n", c.ext_atomic_max);
+    exit(1);
+  }
+  c.pcie_atomics = env_knob("SOFTHCA_PCIE_ATOMICS", 0, 0, 1) != 0;
   c.log_max_msg = uint32_t(env_knob("SOFTHCA_LOG_MAX_MSG", 30, 20, 30));
   c.compact_av = env_knob("SOFTHCA_COMPACT_AV", 1, 0, 1) != 0;
   c.devx = env_knob("SOFTHCA_DEVX", 1, 0, 1) != 0;
@@ -161,52 +169,102 @@ uint64_t max_msg_bytes() { return uint64_t(1) << config().log_max_msg; }
 
 void place_read_chunk(const Pending& p, uint64_t off, const uint8_t* data, uint32_t len);
 
-uint64_t carryless_add(uint64_t a, uint64_t b, uint64_t boundary, int bits) {
-  // Field add: a carry out of a bit marked in `boundary` is dropped (the field ends there).
-  uint64_t r = 0, c = 0;
-  for (int i = 0; i < bits; ++i) {
-    uint64_t x = (a >> i) & 1, y = (b >> i) & 1;
-    r |= (x ^ y ^ c) << i;
-    c = (x & y) | (c & (x ^ y));
-    if ((boundary >> i) & 1) c = 0;
-  }
-  return r;
+// The standard 8-byte atomics {swap or add, compare} (segment big-endian); masked ones: hca_atomic.
+uint64_t atomic_apply(uint8_t opcode, uint64_t orig, const uint8_t* seg) {
+  uint64_t a, b;
+  memcpy(&a, seg, 8);
+  memcpy(&b, seg + 8, 8);
+  a = be64(a), b = be64(b);
+  return opcode == MLX5_OPCODE_ATOMIC_CS ? (orig == b ? a : orig) : orig + a;
 }
 
-// The HCA atomic ALU: new value of a `size`-byte word for one atomic WQE (segments big-endian).
-uint64_t atomic_apply(uint8_t opcode, uint32_t size, uint64_t orig, const uint8_t* seg) {
-  auto f64 = [&](int i) {
-    uint64_t v;
-    memcpy(&v, seg + 8 * i, 8);
-    return be64(v);
-  };
-  auto f32 = [&](int i) {
+// Masked atomics of any operand size on the operand as the HCA sees it: one big-endian integer
+// of `size` bytes (the WQE's and the reply's byte order). The target memory holds it as host-order
+// words of min(size, 8) bytes, the word at the lowest address most significant: rdma-core-era
+// mlx5 drivers (MLNX_OFED libmlx5's ext_cmp_swp/ext_fetch_add, the kernel's handle_atomic)
+// byte-swap each 8-byte word of the operands and of the reply and keep the words in memory order.
+void mem_to_wire(const uint8_t* mem, uint8_t* wire, uint32_t size) {
+  if (size == 4) {
     uint32_t v;
-    memcpy(&v, seg + 4 * i, 4);
-    return uint64_t(be32(v));
-  };
-  uint64_t result;
-  switch (opcode) {
-    case MLX5_OPCODE_ATOMIC_CS:
-      result = orig == f64(1) ? f64(0) : orig;
-      break;
-    case MLX5_OPCODE_ATOMIC_FA:
-      result = orig + f64(0);
-      break;
-    case MLX5_OPCODE_ATOMIC_MASKED_CS: {
-      uint64_t swap, cmp, swap_mask, cmp_mask;
-      if (size == 4) swap = f32(0), cmp = f32(1), swap_mask = f32(2), cmp_mask = f32(3);
-      else swap = f64(0), cmp = f64(1), swap_mask = f64(2), cmp_mask = f64(3);
-      result = ((orig ^ cmp) & cmp_mask) == 0 ? (orig & ~swap_mask) | (swap & swap_mask) : orig;
-      break;
-    }
-    default: {  // masked fetch-add: {add, field_boundary}
-      uint64_t add = size == 4 ? f32(0) : f64(0), boundary = size == 4 ? f32(1) : f64(1);
-      result = carryless_add(orig, add, boundary, int(size * 8));
-      break;
-    }
+    memcpy(&v, mem, 4);
+    v = be32(v);
+    memcpy(wire, &v, 4);
+    return;
   }
-  return result & (size == 8 ? ~0ull : 0xffffffffull);
+  for (uint32_t i = 0; i < size; i += 8) {
+    uint64_t v;
+    memcpy(&v, mem + i, 8);
+    v = be64(v);
+    memcpy(wire + i, &v, 8);
+  }
+}
+
+// Operands (big-endian, `size` bytes each): masked CS {swap, compare, swap_mask, compare_mask},
+// masked FA {add, field_boundary}. `wire` holds the original value and receives the new one.
+void masked_apply(uint8_t opcode, uint32_t size, const uint8_t* ops, uint8_t* wire) {
+  if (opcode == MLX5_OPCODE_ATOMIC_MASKED_CS) {
+    const uint8_t *swap = ops, *cmp = ops + size, *swap_mask = ops + 2 * size,
+                  *cmp_mask = ops + 3 * size;
+    for (uint32_t i = 0; i < size; ++i)
+      if ((wire[i] ^ cmp[i]) & cmp_mask[i]) return;  // no match: memory unchanged
+    for (uint32_t i = 0; i < size; ++i)
+      wire[i] = uint8_t((wire[i] & ~swap_mask[i]) | (swap[i] & swap_mask[i]));
+    return;
+  }
+  const uint8_t *add = ops, *boundary = ops + size;
+  unsigned carry = 0;
+  for (uint32_t bit = 0; bit < size * 8; ++bit) {  // least significant bit: last byte, bit 0
+    const uint32_t byte = size - 1 - bit / 8;
+    const unsigned sh = bit % 8;
+    unsigned x = (wire[byte] >> sh) & 1, y = (add[byte] >> sh) & 1;
+    wire[byte] = uint8_t((wire[byte] & ~(1u << sh)) | ((x ^ y ^ carry) << sh));
+    carry = (x & y) | (carry & (x ^ y));
+    if ((boundary[byte] >> sh) & 1) carry = 0;  // a field ends here: its carry is dropped
+  }
+}
+
+// Bytes of operands a masked atomic's WQE carries after the remote-address segment (16-byte
+// units): 4-byte FA pads {add, boundary} to a unit.
+uint32_t masked_operand_bytes(uint8_t opcode, uint32_t size) {
+  uint32_t n = opcode == MLX5_OPCODE_ATOMIC_MASKED_CS ? 4 * size : 2 * size;
+  return (n + 15) & ~15u;
+}
+
+// One HCA atomic on the target's memory image `mem` (size bytes, host order): `orig` receives
+// what was there (host order), `mem` the new value. Standard CS/FA take their operands as the
+// 16-byte atomic segment, masked ones as above.
+void hca_atomic(uint8_t opcode, uint32_t size, const uint8_t* ops, uint8_t* mem, uint8_t* orig) {
+  memcpy(orig, mem, size);
+  if (opcode == MLX5_OPCODE_ATOMIC_CS || opcode == MLX5_OPCODE_ATOMIC_FA) {
+    uint64_t v;
+    memcpy(&v, mem, 8);
+    v = atomic_apply(opcode, v, ops);
+    memcpy(mem, &v, 8);
+    return;
+  }
+  uint8_t wire[256];
+  mem_to_wire(mem, wire, size);
+  masked_apply(opcode, size, ops, wire);
+  mem_to_wire(wire, mem, size);  // the swap is its own inverse
+}
+
+// SOFTHCA_PCIE_ATOMICS: an 8-byte CS/FA executed as the PCIe AtomicOp a ConnectX issues, i.e. one
+// CPU atomic instruction on the target word (coherent with every CPU atomic on it). `word` must be
+// this process's memory.
+uint64_t coherent_atomic(uint8_t opcode, uint64_t* word, const uint8_t* seg) {
+  uint64_t a, b;
+  memcpy(&a, seg, 8);
+  memcpy(&b, seg + 8, 8);
+  a = be64(a), b = be64(b);
+  if (opcode == MLX5_OPCODE_ATOMIC_FA) return __atomic_fetch_add(word, a, __ATOMIC_SEQ_CST);
+  uint64_t expected = b;  // compare in the second 8 bytes, swap in the first
+  __atomic_compare_exchange_n(word, &expected, a, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  return expected;  // the old value either way
+}
+
+bool coherent(uint8_t opcode) {
+  return config().pcie_atomics &&
+         (opcode == MLX5_OPCODE_ATOMIC_CS || opcode == MLX5_OPCODE_ATOMIC_FA);
 }
 
 }  // namespace
@@ -816,11 +874,12 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
     atomic_size = 8;
     atomic_units = 1;
   } else if (opcode == MLX5_OPCODE_ATOMIC_MASKED_CS || opcode == MLX5_OPCODE_ATOMIC_MASKED_FA) {
-    if (opmod == 0x8) atomic_size = 4;
-    else if (opmod == 0x9) atomic_size = 8;
-    else supported = false;  // 16..256-byte extended atomics are not modelled
+    // Extended atomic opmod: 0x08 | (log2(size) - 2), size 4..256, up to what the device
+    // advertises in atomic_size_qp/_dc (SOFTHCA_EXT_ATOMIC_MAX).
+    if (opmod >= 0x8 && opmod <= 0xe) atomic_size = 4u << (opmod & 7);
+    if (!atomic_size || atomic_size > config().ext_atomic_max) supported = false;
     if (!config().masked_atomics) supported = false;  // a device without extended atomics
-    atomic_units = (opcode == MLX5_OPCODE_ATOMIC_MASKED_CS && atomic_size == 8) ? 2 : 1;
+    if (supported) atomic_units = masked_operand_bytes(opcode, atomic_size) / 16;
   } else if (opmod != 0) {
     supported = false;
   }
@@ -856,16 +915,22 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
   uint64_t raddr = 0;
   uint32_t rkey = 0;
   uint8_t atomic[32] = {};
+  std::vector<uint8_t> wide_ops;  // operands of a masked atomic wider than 8 bytes
   if (has_raddr) {
     mlx5_wqe_raddr_seg rs;
     wqe_read(qp, start, off, &rs, sizeof rs);
     raddr = be64(rs.raddr);
     rkey = be32(rs.rkey);
     off += 16;
-    if (atomic_units) {
+    // The operands may run over several basic blocks and wrap around the ring (wqe_read).
+    if (off + atomic_units * 16 > ds * 16) return fail(MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+    if (atomic_size > 8) {
+      wide_ops.resize(atomic_units * 16);
+      wqe_read(qp, start, off, wide_ops.data(), atomic_units * 16);
+    } else if (atomic_units) {
       wqe_read(qp, start, off, atomic, atomic_units * 16);
-      off += atomic_units * 16;
     }
+    off += atomic_units * 16;
   }
   if (off > ds * 16) return fail(MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
   // Gather list: data pointer segments and inline segments.
@@ -915,6 +980,7 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
   }
   if (total > max_msg_bytes()) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
   if (is_atomic && total != atomic_size) return fail(MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+  if (atomic_size > 8) payload = std::move(wide_ops);  // they travel as the request's payload
   Fabric& f = fab_;
   uint8_t port = qp->attr.port_num ? qp->attr.port_num : 1;
   uint16_t slid = port_lid(qp->ctx->dev->index, port);
@@ -1008,7 +1074,7 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
   p.result_size = is_atomic ? atomic_size : 0;
   p.byte_len = opcode == MLX5_OPCODE_RDMA_READ || is_atomic ? uint32_t(total) : 0;
   p.in_cqe = qp->scatter_req && p.signaled &&
-             (is_atomic || (opcode == MLX5_OPCODE_RDMA_READ && total <= cqe_scatter_max(qp->scq)));
+             (is_atomic || opcode == MLX5_OPCODE_RDMA_READ) && total <= cqe_scatter_max(qp->scq);
   QpnEntry e;
   bool routable = f.lookup_qpn(m.dst_qpn, &e) && reaches(wire, e) &&
                   (dci ? e.type == 0xdc : e.type == IBV_QPT_RC);
@@ -1099,6 +1165,9 @@ bool Hca::try_direct(Qp* qp, Pending& p, uint32_t node, uint32_t gen, uint32_t d
   else if (is_atomic) need = IBV_ACCESS_REMOTE_ATOMIC, size = p.result_size;
   else return false;
   if (is_atomic && (raddr & (size - 1))) return false;
+  // A coherent atomic is one CPU atomic instruction, which cannot reach another process's memory
+  // through process_vm_*: its owner's model executes it.
+  if (is_atomic && coherent(op) && node != fab_.node()) return false;
   for (const Pending& x : qp->out)
     if (x.syndrome < 0) return false;
   if (!fab_.direct_usable(node, gen) || fab_.owner_waiting(node)) return false;
@@ -1129,14 +1198,20 @@ bool Hca::try_direct(Qp* qp, Pending& p, uint32_t node, uint32_t gen, uint32_t d
       std::vector<uint8_t> data(size);
       ok = fab_.direct_read(node, target, data.data(), size);
       if (ok) deliver(p, data.data(), size);
+    } else if (coherent(op)) {  // this process's memory (checked above)
+      uint64_t orig = coherent_atomic(op, reinterpret_cast<uint64_t*>(uintptr_t(target)), atomic);
+      if (config().atomic_window_us) usleep(config().atomic_window_us);
+      deliver(p, reinterpret_cast<const uint8_t*>(&orig), size);
     } else {
-      uint64_t orig = 0;
-      ok = fab_.direct_read(node, target, &orig, size);
+      // Deliberately a plain read-modify-write (see on_req). Wide operands came as the payload.
+      const uint8_t* ops = size > 8 ? payload.data() : atomic;
+      uint8_t mem[256], orig[256];
+      ok = fab_.direct_read(node, target, mem, size);
       if (ok) {
-        uint64_t result = atomic_apply(op, size, orig, atomic);
+        hca_atomic(op, size, ops, mem, orig);
         if (config().atomic_window_us) usleep(config().atomic_window_us);
-        ok = fab_.direct_write(node, target, &result, size);
-        if (ok) deliver(p, reinterpret_cast<const uint8_t*>(&orig), size);
+        ok = fab_.direct_write(node, target, mem, size);
+        if (ok) deliver(p, orig, size);
       }
     }
   }
@@ -1314,10 +1389,11 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
     case MLX5_OPCODE_ATOMIC_MASKED_FA: {
       uint32_t size = 8;
       if (m.opcode >= MLX5_OPCODE_ATOMIC_MASKED_CS) {
-        // A responder without extended atomics does not know the opcode: invalid request.
-        if (!config().masked_atomics) return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
-        if (m.opmod == 0x8) size = 4;
-        else if (m.opmod != 0x9) return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+        // A responder without extended atomics (of this size) does not know the request.
+        size = m.opmod >= 0x8 && m.opmod <= 0xe ? 4u << (m.opmod & 7) : 0;
+        if (!config().masked_atomics || !size || size > config().ext_atomic_max ||
+            (size > 8 && m.length != masked_operand_bytes(m.opcode, size)))
+          return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
       }
       if (!(acc & IBV_ACCESS_REMOTE_ATOMIC) || (m.raddr & (size - 1)))
         return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
@@ -1325,19 +1401,23 @@ void Hca::on_req(const uint8_t* body, uint32_t len) {
         return fail(MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
       // Deliberately a plain read-modify-write: atomic only against other HCA atomics (they all
       // hold this node's direct lock), never against CPU atomics on the same word.
-      volatile uint8_t* target = spans[0].p;
+      // SOFTHCA_PCIE_ATOMICS: 8-byte CS/FA are one CPU atomic instruction instead.
+      uint8_t* target = spans[0].p;
+      uint8_t mem[256], orig[256];
       fab_.lock_direct(fab_.node());
-      uint64_t orig;
-      if (size == 8) orig = *reinterpret_cast<volatile uint64_t*>(target);
-      else orig = *reinterpret_cast<volatile uint32_t*>(target);
-      uint64_t result = atomic_apply(m.opcode, size, orig, m.atomic);
-      if (config().atomic_window_us) usleep(config().atomic_window_us);
-      if (size == 8) *reinterpret_cast<volatile uint64_t*>(target) = result;
-      else *reinterpret_cast<volatile uint32_t*>(target) = uint32_t(result);
+      if (coherent(m.opcode)) {
+        uint64_t o = coherent_atomic(m.opcode, reinterpret_cast<uint64_t*>(target), m.atomic);
+        memcpy(orig, &o, 8);
+        if (config().atomic_window_us) usleep(config().atomic_window_us);
+      } else {
+        // volatile copies: the compiler may not merge this read and write into anything tighter.
+        for (uint32_t i = 0; i < size; ++i) mem[i] = reinterpret_cast<volatile uint8_t*>(target)[i];
+        hca_atomic(m.opcode, size, size > 8 ? data : m.atomic, mem, orig);
+        if (config().atomic_window_us) usleep(config().atomic_window_us);
+        for (uint32_t i = 0; i < size; ++i) reinterpret_cast<volatile uint8_t*>(target)[i] = mem[i];
+      }
       fab_.unlock_direct(fab_.node());
-      uint8_t out[8];
-      memcpy(out, &orig, 8);
-      return reply(kSynOk, out, size);
+      return reply(kSynOk, orig, size);
     }
     default:
       return fail(MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
@@ -1406,7 +1486,9 @@ void place_read_chunk(const Pending& p, uint64_t off, const uint8_t* data, uint3
 // Requester: read data or an atomic's original value lands in the WQE's local buffers.
 void Hca::deliver(Pending& p, const uint8_t* data, uint32_t len) {
   if (p.in_cqe) {  // scatter-to-CQE: as it came off the wire (atomic results big-endian)
-    if (p.result_size == 8) {
+    if (p.result_size > 8) {
+      mem_to_wire(data, p.cqe_data, p.result_size);
+    } else if (p.result_size == 8) {
       uint64_t v;
       memcpy(&v, data, 8);
       v = be64(v);
@@ -1429,8 +1511,10 @@ void Hca::deliver(Pending& p, const uint8_t* data, uint32_t len) {
       done += n;
     }
   } else if (p.result_size) {
-    uint8_t res[8];
-    if (p.result_size == 8) {
+    uint8_t res[256];
+    if (p.result_size > 8) {
+      mem_to_wire(data, res, p.result_size);  // wide replies: big-endian, as on the wire
+    } else if (p.result_size == 8) {
       uint64_t v;
       memcpy(&v, data, 8);
       if (!config().atomic_host_endian) v = be64(v);

@@ -16,6 +16,8 @@ void softhca_set_devx(ibv_context* c, bool on);
 int softhca_num_ports(void);
 int softhca_atomic_host_endian(void);
 int softhca_masked_atomics(void);
+unsigned softhca_ext_atomic_max(void);
+int softhca_pcie_atomics(void);
 int softhca_log_max_msg(void);
 int softhca_log_max_rd_atomic(void);
 int softhca_compact_av(void);
@@ -122,8 +124,16 @@ int mlx5dv_devx_general_cmd(ibv_context* c, const void* in, size_t inlen, void* 
     set_field(cap, 0x40, 2, softhca_atomic_host_endian() ? 1 : 0);  // 8B reply endianness mode
     set_field(cap, 0x46, 1, 1);  // supported_atomic_req_8B_endianness_mode_1
     set_field(cap, 0x90, 16, softhca_masked_atomics() ? 0xf : 0x3);  // CS, FA (, masked CS, FA)
-    set_field(cap, 0xb0, 16, 0xc);  // atomic_size_qp: 4 and 8 bytes
-    set_field(cap, 0xd0, 16, 0xc);  // atomic_size_dc: 4 and 8 bytes
+    // atomic_size_qp/_dc: bit n set = operands of 2^n bytes, 4 up to SOFTHCA_EXT_ATOMIC_MAX.
+    const unsigned sizes = (softhca_ext_atomic_max() * 2 - 1) & ~3u;
+    set_field(cap, 0xb0, 16, sizes);
+    set_field(cap, 0xd0, 16, sizes);
+    // fetch_add/swap/compare_swap_pci_atomic (bit 0: 4 bytes, 1: 8, 2: 16), as rdma-core's
+    // get_pci_atomic_caps reads them: 8-byte FA and CS coherent with the CPU's atomics.
+    const unsigned pci = softhca_pcie_atomics() ? 0x2 : 0;
+    set_field(cap, 0x280, 16, pci);
+    set_field(cap, 0x290, 16, 0);
+    set_field(cap, 0x2a0, 16, pci);
   } else {
     o[0] = 0x3;  // bad parameter
     return EREMOTEIO;

@@ -698,7 +698,11 @@ int sh_query_device_ex(ibv_context* c, const ibv_query_device_ex_input*, ibv_dev
   x.device_cap_flags_ex = x.orig_attr.device_cap_flags;
   x.completion_timestamp_mask = 0;
   x.hca_core_clock = 0;
-  x.pci_atomic_caps = {0, 0, 0};  // the model's atomics are not coherent with the CPU's
+  // What the HCA executes as PCIe AtomicOps (SOFTHCA_PCIE_ATOMICS=1): 8-byte fetch-add and
+  // compare-swap; as rdma-core's mlx5 provider does, a device with both reports IBV_ATOMIC_GLOB.
+  const uint16_t pci8 = config().pcie_atomics ? IBV_PCI_ATOMIC_OPERATION_8_BYTE_SIZE_SUP : 0;
+  x.pci_atomic_caps = {pci8, 0, pci8};  // fetch_add, swap (no HCA opcode maps to it), compare_swap
+  if (pci8) x.orig_attr.atomic_cap = IBV_ATOMIC_GLOB;
   x.max_dm_size = 0;
   memcpy(a, &x, std::min(sz, sizeof x));
   return 0;
@@ -1937,6 +1941,8 @@ void softhca_set_devx(ibv_context* c, bool on) { ctx_of(c)->devx = on; }
 extern "C" int softhca_num_ports(void) { return config().num_ports; }
 extern "C" int softhca_atomic_host_endian(void) { return config().atomic_host_endian ? 1 : 0; }
 extern "C" int softhca_masked_atomics(void) { return config().masked_atomics ? 1 : 0; }
+extern "C" unsigned softhca_ext_atomic_max(void) { return config().ext_atomic_max; }
+extern "C" int softhca_pcie_atomics(void) { return config().pcie_atomics ? 1 : 0; }
 extern "C" int softhca_log_max_msg(void) { return int(config().log_max_msg); }
 extern "C" int softhca_log_max_rd_atomic(void) { return __builtin_ctz(config().max_rd_atomic); }
 extern "C" int softhca_compact_av(void) { return config().compact_av ? 1 : 0; }
