@@ -3,7 +3,7 @@
 # soft-RoCE (rdma_rxe), in a QEMU guest, for machines without an RDMA device.
 #
 #   scripts/test-rxe.sh [NAME...]       NAME: a program (amo, lock, ...), a test (ud_amo_np4) or
-#                                       a mode (rc, ud; with names: only their runs in it);
+#                                       a mode (rc, ud, ring; with names: only their runs in it);
 #                                       default: every test of the table below
 #   scripts/test-rxe.sh two [NAME...]   the same with two guests and Open MPI's mpirun (below)
 #
@@ -16,7 +16,8 @@
 # 9p shares of their own at their host paths, so the checkout may be anywhere; a guest that
 # cannot see what it must run stops the command with one line) and runs scripts/rxe/guest-run.sh: rxe0 on eth0, then each test through test/shmem/run_test.sh
 # with HOSHMEM_PES_PER_NODE=1 (every PE its own node, all traffic over rxe0), in all-HW mode over
-# RC and in all-SW mode over UD. Prints a line per test, the end of each failing test's log, then
+# RC, in all-SW mode over UD, and in all-SW mode over RC with the AMOs through the receive rings
+# (HOSHMEM_AM=ring). Prints a line per test, the end of each failing test's log, then
 # "N passed, N failed" and the time taken; exits non-zero if a test failed or the guest did not
 # finish. Bazel's output goes to build/logs/test-rxe.log, the guest's console to
 # build/rxe/console.log, the results and every test's log to build/rxe/results/.
@@ -94,6 +95,17 @@ ud 2 rma_sized
 TESTS
     esac
   done
+  # ring: all-SW mode over RC with the messages (AMOs) through the receive rings (HOSHMEM_AM=ring:
+  # HCA fetch-adds, RDMA writes, writes with immediate into a shared receive queue).
+  cat <<TESTS
+ring 2 amo 240 --env SHMEM_INFO=1
+ring 4 amo
+ring 4 amo_contention 240 --env SHMEM_INFO=1
+ring 2 fence_amo_put
+ring 2 lock
+ring 2 amo_busy_target
+ring 2 fail_sigkill 60 --expect-status nonzero --no-survivors --expect-stderr ${die_re}KILL
+TESTS
 }
 # Two guests: 2 PEs (one per guest) and some on 4 (two per guest: a peer on the same node and
 # one on the other). The first test of each mode has the library say what it uses (SHMEM_INFO=1)
@@ -131,11 +143,11 @@ TESTS
 wanted() {
   local a mode_ok=1 name_ok=1
   for a in "${filters[@]+"${filters[@]}"}"; do
-    case $a in rc | ud) mode_ok=0 ;; *) name_ok=0 ;; esac
+    case $a in rc | ud | ring) mode_ok=0 ;; *) name_ok=0 ;; esac
   done
   for a in "${filters[@]+"${filters[@]}"}"; do
     case $a in
-      rc | ud) [[ $a == "$1" ]] && mode_ok=1 ;;
+      rc | ud | ring) [[ $a == "$1" ]] && mode_ok=1 ;;
       *) [[ $a == "$2" || $a == "$3" ]] && name_ok=1 ;;
     esac
   done
@@ -252,8 +264,11 @@ plan=()
 programs=()
 while read -r mode np prog limit opts; do
   wanted "$mode" "$prog" "${mode}_${prog}_np$np" || continue
-  if [[ $mode == rc ]]; then env="--env HOSHMEM_ATOMICS=hw --env HOSHMEM_TRANSPORT=rc"
-  else env="--env HOSHMEM_ATOMICS=sw --env HOSHMEM_TRANSPORT=ud"; fi
+  case $mode in
+    rc) env="--env HOSHMEM_ATOMICS=hw --env HOSHMEM_TRANSPORT=rc" ;;
+    ring) env="--env HOSHMEM_ATOMICS=sw --env HOSHMEM_TRANSPORT=rc --env HOSHMEM_AM=ring" ;;
+    *) env="--env HOSHMEM_ATOMICS=sw --env HOSHMEM_TRANSPORT=ud" ;;
+  esac
   line=$(printf '%s\t%s\t%s\t%s' "${mode}_${prog}_np$np" "$np" "${limit:-240}" "$prog")
   set -f
   for o in $env ${opts:-}; do line+=$'\t'"$o"; done

@@ -396,14 +396,14 @@ void messages_closing() {
     const ring::Transport::Stats s = g_am->ring->stats();
     printf("hoshmem: PE %d: ring: %llu requests sent, %llu received; %llu consumer reads for "
            "room, %llu requests waited for a reply slot; %llu writes with immediate read; "
-           "progress thread: %llu wake-ups, %llu with work\n",
+           "progress thread: %llu wake-ups, %llu with work; memory: %zu KiB\n",
            rt.me, static_cast<unsigned long long>(s.sent),
            static_cast<unsigned long long>(s.received),
            static_cast<unsigned long long>(s.consumer_reads),
            static_cast<unsigned long long>(s.slot_waits),
            static_cast<unsigned long long>(s.arrivals),
            static_cast<unsigned long long>(s.wakeups),
-           static_cast<unsigned long long>(s.productive_wakeups));
+           static_cast<unsigned long long>(s.productive_wakeups), ring::kAreaBytes / 1024);
     fflush(stdout);
     return;
   }
@@ -413,7 +413,7 @@ void messages_closing() {
          "received (%llu by the progress thread, %llu full polls); %llu requests delivered; %llu "
          "segments resent, %llu replies replayed, %llu timeouts, %llu window shrinks, %llu "
          "duplicates, %llu dropped; %llu sends waited for the window; progress thread: %llu "
-         "wake-ups, %llu with work\n",
+         "wake-ups, %llu with work; memory: %zu KiB\n",
          rt.me, static_cast<unsigned long long>(e.datagrams),
          static_cast<unsigned long long>(e.standalone_acks),
          static_cast<unsigned long long>(s.posts), static_cast<unsigned long long>(s.received),
@@ -426,7 +426,8 @@ void messages_closing() {
          static_cast<unsigned long long>(e.duplicates),
          static_cast<unsigned long long>(e.dropped), static_cast<unsigned long long>(s.busy),
          static_cast<unsigned long long>(s.wakeups),
-         static_cast<unsigned long long>(s.productive_wakeups));
+         static_cast<unsigned long long>(s.productive_wakeups),
+         (s.memory_bytes + s.registered_bytes) / 1024);
   fflush(stdout);
 }
 

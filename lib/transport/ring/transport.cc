@@ -94,6 +94,8 @@ void Transport::send(int pe, const void *msg, size_t len, void *reply, size_t ca
           slot_waits_ += waited;
           Slot &s = slots_[slot];
           s.busy = true;
+          s.pe = pe;
+          s.sent_ns = monotonic_ns();
           s.reply = reply;
           s.capacity = capacity;
           s.len_out = len_out;
@@ -208,6 +210,8 @@ bool Transport::collect_locked() {
 // fetch-add and the write) blocks every message behind it: past the give-up time, the job ends.
 void Transport::check_stalled_locked() {
   if (++idle_passes_ % kStallCheckEvery != 0) return;
+  const uint64_t now = monotonic_ns();
+  check_overdue_locked(now);
   const uint64_t consumer =
       reinterpret_cast<std::atomic<uint64_t> *>(area_ + kConsumerOffset)->load(
           std::memory_order_relaxed);
@@ -217,7 +221,6 @@ void Transport::check_stalled_locked() {
     stalled_at_ = ~uint64_t{0};
     return;
   }
-  const uint64_t now = monotonic_ns();
   if (stalled_at_ != consumer) {
     stalled_at_ = consumer;
     stalled_since_ns_ = now;
@@ -230,6 +233,19 @@ void Transport::check_stalled_locked() {
            static_cast<unsigned long long>(consumer),
            static_cast<unsigned long long>((now - stalled_since_ns_) / 1'000'000));
   on_error_(me_, cause);
+}
+
+// A request unanswered past the give-up time: its target no longer serves its ring (it died, or
+// computes without the library and without a progress thread).
+void Transport::check_overdue_locked(uint64_t now) {
+  if (free_slots_.size() == kReplySlots) return;
+  for (const Slot &s : slots_)
+    if (s.busy && now - s.sent_ns > options_.give_up_ns) {
+      char cause[128];
+      snprintf(cause, sizeof cause, "it answered no request in %llu ms (it does not serve its "
+               "receive ring)", static_cast<unsigned long long>((now - s.sent_ns) / 1'000'000));
+      on_error_(s.pe, cause);
+    }
 }
 
 // --- the progress thread -----------------------------------------------------------------------

@@ -112,6 +112,8 @@ class Transport final : public net::MessagePort, private RemoteRing {
  private:
   struct Slot {
     bool busy = false;
+    int pe = -1;           // the request's target
+    uint64_t sent_ns = 0;  // when it was sent (a target silent past the give-up time is dead)
     void *reply = nullptr;
     size_t capacity = 0;
     size_t *len_out = nullptr;  // call(): where the length goes
@@ -134,6 +136,7 @@ class Transport final : public net::MessagePort, private RemoteRing {
   bool serve_locked();
   bool collect_locked();  // replies that arrived in this PE's slots
   void check_stalled_locked();
+  void check_overdue_locked(uint64_t now);
   std::atomic<uint64_t> *slot_word(unsigned slot) const {
     return reinterpret_cast<std::atomic<uint64_t> *>(area_ + kReplySlotsOffset +
                                                      size_t{slot} * kReplySlotBytes);

@@ -419,6 +419,7 @@ Transport::Stats Transport::stats() {
     if (engine_) {
       s.engine = engine_->stats();
       s.memory_bytes = engine_->memory_bytes();
+      s.registered_bytes = mr_ ? mr_->length : 0;
     }
     s.received = received_;
     s.received_by_thread = received_by_thread_;

@@ -107,6 +107,7 @@ class Transport final : public net::MessagePort, private Callbacks {
     uint64_t busy = 0;                  // sends that found the peer's window full and waited
     uint64_t posts = 0;                 // ibv_post_send calls (each of one or more datagrams)
     size_t memory_bytes = 0;            // the engine's buffers now
+    size_t registered_bytes = 0;        // the send and receive slots (fixed at init)
   };
   Stats stats();
 
