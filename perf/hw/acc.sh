@@ -34,16 +34,8 @@ trap 'rm -rf "$work"' EXIT
 
 echo "== machine: $(nproc) CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)," \
   "load average $(cut -d' ' -f1-3 /proc/loadavg); at most $iters iterations per loop"
-prefix=$work/prefix
-if [ -n "${ACC_PREFIX:-}" ]; then
-  prefix=$ACC_PREFIX
-  echo "== using the hoshmem installed in $prefix (ACC_PREFIX; not built)"
-else
-  echo "== building hoshmem (log: $work/build.log)"
-  (cd "$root" && bazel run //:install -- "$prefix" >"$work/build.log" 2>&1) ||
-    { tail -20 "$work/build.log"; (cd "$root" && bazel shutdown >/dev/null 2>&1) || true; exit 1; }
-  (cd "$root" && bazel shutdown >/dev/null 2>&1) || true
-fi
+source "$root/perf/hw/install.sh"
+install_hoshmem ACC_PREFIX "$work"
 "$prefix/bin/oshcc" -O2 "$root/perf/hw/acc.c" -o "$work/acc"
 softhca="$root/test/softhca/with-softhca"
 "$softhca" true  # builds the model now if needed, not inside a timed run

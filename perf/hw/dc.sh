@@ -93,16 +93,8 @@ trap 'rm -rf "$work"; rm -f /dev/shm/softhca."$fabric_prefix"-*' EXIT
 load() { echo "$(cut -d' ' -f1-3 /proc/loadavg), ${SECONDS}s elapsed"; }
 echo "== machine: $ncpu CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)," \
   "kernel $(uname -r), load average $(load); iterations $iters, batch $batch"
-prefix=$work/prefix
-if [ -n "${DC_PREFIX:-}" ]; then
-  prefix=$DC_PREFIX
-  echo "== using the hoshmem installed in $prefix (DC_PREFIX; not built)"
-else
-  echo "== building hoshmem (log: $work/build.log)"
-  (cd "$root" && bazel run //:install -- "$prefix" >"$work/build.log" 2>&1) ||
-    { tail -20 "$work/build.log"; (cd "$root" && bazel shutdown >/dev/null 2>&1) || true; exit 1; }
-  (cd "$root" && bazel shutdown >/dev/null 2>&1) || true  # no idle server during the runs
-fi
+source "$root/perf/hw/install.sh"
+install_hoshmem DC_PREFIX "$work"
 echo "== compiling the programs"
 "$prefix/bin/oshcc" -O2 "$root/perf/hw/rc_rma.c" -o "$work/rc_rma"
 "$prefix/bin/oshcc" -O2 "$root/perf/hw/dc_alltoall.c" -o "$work/dc_alltoall"

@@ -89,16 +89,8 @@ trap 'rm -rf "$work"' EXIT
 echo "== machine: $(nproc) CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)," \
   "kernel $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg); iterations $iters," \
   "AMO batch $batch, RMA batch $rma_batch, verbs window $window"
-prefix=$work/prefix
-if [ -n "${UD_PREFIX:-}" ]; then
-  prefix=$UD_PREFIX
-  echo "== using the hoshmem installed in $prefix (UD_PREFIX; not built)"
-else
-  echo "== building hoshmem (log: $work/build.log)"
-  (cd "$root" && bazel run //:install -- "$prefix" >"$work/build.log" 2>&1) ||
-    { tail -20 "$work/build.log"; (cd "$root" && bazel shutdown >/dev/null 2>&1) || true; exit 1; }
-  (cd "$root" && bazel shutdown >/dev/null 2>&1) || true
-fi
+source "$root/perf/hw/install.sh"
+install_hoshmem UD_PREFIX "$work"
 echo "== compiling the programs"
 "$prefix/bin/oshcc" -O2 "$root/perf/hw/ud_amo.c" -o "$work/ud_amo"
 cc -O2 "$root/perf/hw/verbs_ud.c" -o "$work/verbs_ud" -libverbs -lpthread
