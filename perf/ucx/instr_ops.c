@@ -7,8 +7,9 @@
  * CALLGRIND_DUMP_STATS_AT("<row>") after each row's loop writes one profile per row. op_empty
  * (the same call with nothing in it) is the baseline the script subtracts. Non-blocking rows
  * quiet outside the counted function every 8 calls, so a counted call never waits for room.
- * PE 1 (the target) only serves: it loops in shmem_long_test
- * until PE 0 writes the end flag (a progress call per iteration where the library needs one).
+ * PE 1 (the target) only serves: it waits in shmem_long_wait_until for PE 0's end flag (over UD
+ * both libraries answer from inside that wait; OSHMEM's shmem_long_test does not progress UCX,
+ * so a target looping in it never answers a ud_mlx5 get).
  * Without valgrind the client requests are no-ops: the program then just checks its results.
  *   instr_ops [COUNT]            (default 1000) */
 #include <shmem.h>
@@ -92,8 +93,7 @@ int main(int argc, char **argv) {
     shmem_long_p(endflag, 1, peer);
     shmem_quiet();
   } else if (me == peer) {
-    while (!shmem_long_test(endflag, SHMEM_CMP_NE, 0)) {
-    }
+    shmem_long_wait_until(endflag, SHMEM_CMP_NE, 0);
   }
   shmem_barrier_all();
   shmem_finalize();

@@ -5,6 +5,8 @@
 #   rc  hoshmem HOSHMEM_ATOMICS=hw HOSHMEM_TRANSPORT=rc  vs OSHMEM UCX_TLS=rc_mlx5,ud_mlx5:aux
 #   dc  hoshmem HOSHMEM_ATOMICS=hw HOSHMEM_TRANSPORT=dc  vs OSHMEM UCX_TLS=dc_mlx5,ud_mlx5:aux
 #   ud  hoshmem HOSHMEM_ATOMICS=sw HOSHMEM_TRANSPORT=ud  vs OSHMEM UCX_TLS=ud_mlx5
+#       (hoshmem without its progress thread, HOSHMEM_UD_PROGRESS_THREAD=0, so that all of its
+#       work for an operation is in the counted thread, as UCX's is)
 # Rows: p, 8-byte putmem and putmem_nbi, 8-byte getmem, g, long add, fetch_add, compare_swap,
 # swap, int add and fetch_add (32-bit: mlx5 masked atomics in all-HW mode), and a quiet after 16
 # 8-byte putmem_nbi (the puts not counted). Ratio = hoshmem/OSHMEM: < 1 means fewer instructions.
@@ -82,7 +84,7 @@ cat >"$work/under_callgrind.sh" <<EOS
 #!/bin/sh
 if [ "\${PMIX_RANK:-0}" = 0 ]; then
   exec valgrind --tool=callgrind --separate-threads=yes --collect-atstart=no \\
-    --compress-strings=no --compress-pos=no --dump-instr=yes --toggle-collect='op_*' \\
+    --compress-strings=no --compress-pos=no --dump-instr=yes --separate-callers=3 --toggle-collect='op_*' \\
     --callgrind-out-file="\$INSTR_OUT/cg.%p" "\$@" 2>"\$INSTR_OUT/valgrind.log"
 fi
 exec "\$@"
@@ -114,9 +116,10 @@ hosh() {  # label env...
   measure "$label" "$softhca" env HOSHMEM_PES_PER_NODE=1 "$@" INSTR_OUT="$work/$label" \
     "$prefix/bin/oshrun" -np 2 "$work/under_callgrind.sh" "$work/instr_hoshmem" "$count"
 }
-osh() {  # label tls
+osh() {  # label tls env...
   local label=$1 tls=$2 xs=() e
-  for e in LD_LIBRARY_PATH="$lib" LD_PRELOAD="$lib/libsofthca_kernel.so" SOFTHCA_FABRIC="$token-$((n + 1))" \
+  shift 2
+  for e in "$@" LD_LIBRARY_PATH="$lib" LD_PRELOAD="$lib/libsofthca_kernel.so" SOFTHCA_FABRIC="$token-$((n + 1))" \
     SOFTHCA_DOORBELL_SPIN_US=1000000 INSTR_OUT="$work/$label" UCX_TLS="$tls" \
     UCX_NET_DEVICES=mlx5_0:1 UCX_VFS_ENABLE=n UCX_WARN_UNUSED_ENV_VARS=n; do
     xs+=(-x "$e")
@@ -130,7 +133,8 @@ for p in "${pairings[@]}"; do
   case $p in
     rc) hosh rc.hoshmem HOSHMEM_ATOMICS=hw HOSHMEM_TRANSPORT=rc; osh rc.oshmem rc_mlx5,ud_mlx5:aux ;;
     dc) hosh dc.hoshmem HOSHMEM_ATOMICS=hw HOSHMEM_TRANSPORT=dc; osh dc.oshmem dc_mlx5,ud_mlx5:aux ;;
-    ud) hosh ud.hoshmem HOSHMEM_ATOMICS=sw HOSHMEM_TRANSPORT=ud; osh ud.oshmem ud_mlx5 ;;
+    ud) hosh ud.hoshmem HOSHMEM_ATOMICS=sw HOSHMEM_TRANSPORT=ud HOSHMEM_UD_PROGRESS_THREAD=0
+        osh ud.oshmem ud_mlx5 ;;
     *) log "unknown pairing $p"; exit 2 ;;
   esac
 done
@@ -139,6 +143,7 @@ echo "# instructions per operation, PE 0 under callgrind, hoshmem vs Open MPI $(
 echo "# $(date -u +%Y-%m-%dT%H:%MZ), $count calls per row, $(valgrind --version), runs took $((SECONDS - start)) s"
 echo "# per op = (total - model - waiting) / N - empty; spin = polls per op (largest count of one instruction / N)"
 echo "# ratio = hoshmem/OSHMEM (< 1: hoshmem runs fewer instructions; goal <= 0.5)"
+: >"$work/above"
 printf '%-4s %-13s %9s %6s %9s %6s %7s\n' tr row hoshmem spin OSHMEM spin ratio
 for p in "${pairings[@]}"; do
   awk -v p="$p" -v n="$count" -v H="$work/$p.hoshmem.rows" -v O="$work/$p.oshmem.rows" '
@@ -161,7 +166,7 @@ for p in "${pairings[@]}"; do
           ((2, r0) in s) ? s[2, r0] : "-", (h == "" || o == "" || o <= 0) ? "-" : sprintf("%.2f", h / o)
         if (h != "" && o != "" && h > o / 2) above[p, r0] = 1
       }
-      for (key in above) print key > "'"$work"'/above"
+      for (key in above) print key >> "'"$work"'/above"
     }'
 done
 echo
