@@ -1,24 +1,26 @@
 #!/usr/bin/env python3
 """Per-operation instruction counts from callgrind profiles, for perf/ucx/instructions.sh.
 
-  cg_rows.py MODEL_DIR N TOP FILE...
+  cg_rows.py MODEL_DIR N TOP WAIT_RE FILE...
 
-FILE: one profile per row (callgrind --dump-instr=yes --separate-callers=3 --compress-strings=no
---compress-pos=no,
-one CALLGRIND_DUMP_STATS_AT(row) per row), N: calls per row. Prints per file:
-  row <name> <total> <model> <wait> <spin>      (instructions in the whole row)
-  top <name> <cost> <object>:<function>         (TOP largest, per row, model and wait excluded)
-total: everything collected; model: instructions of objects under MODEL_DIR (the software HCA's
-libibverbs/libmlx5/kernel shim: hoshmem's UD verbs calls, a doorbell's fault handler) and of
-whatever they call (libc code in a context whose callers include a model function, and every call
-out of such contexts, inclusive); wait: the spinning of waiting loops. An instruction that ran at least
-SPIN*N times (SPIN = 24: no operation measured here loops that often by itself; quiet after 16
-puts retires at most 16 completions) is a waiting loop's (a completion does not arrive until the
-model's threads run, which under valgrind is when the waiting thread yields or its time slice
-ends); it counts N times, once per operation, as if the completion had been there at the first
-look, and the rest is `wait`. spin: the largest count of one instruction divided by N (polls per
-operation, about).
+FILE: one profile per row (callgrind --dump-instr=yes --separate-callers=6 --compress-strings=no
+--compress-pos=no, one CALLGRIND_DUMP_STATS_AT(row) per row), N: calls per row, WAIT_RE: the
+functions a waiting loop calls once per look. Prints per file:
+  row <name> <total> <model> <wait> <spin> <polls> <unsure>   (instructions in the whole row)
+  top <name> <cost> <object>:<function>   (the TOP largest self costs, model and wait excluded)
+total: everything collected. model: instructions of objects under MODEL_DIR (the software HCA's
+libibverbs/libmlx5/kernel shim: hoshmem's UD verbs calls, a doorbell's fault handler) and of what
+they call (libc code in a context whose callers include a model function, and every call out of
+such contexts, inclusive). polls: calls per operation of the most called WAIT_RE function; code
+in a context under one of them is waiting code. wait: executions dropped as waiting: an
+instruction that ran at least SPIN*N times anywhere (SPIN = 24: no operation measured loops that
+often by itself; quiet after 16 puts retires 16 completions), or in waiting code by every poll
+(at least polls/2 per operation) or at least 17 times per operation, counts as if there had been
+one poll per operation (N times, or its count / polls). unsure: executions kept of waiting code
+that ran 2-16 times per operation (completion processing, or a short wait's slower paths).
+spin: the largest count of one instruction outside the model / N.
 """
+import re
 import sys
 from collections import defaultdict
 
@@ -33,6 +35,7 @@ def parse(path):
     npos = 1
     instr = defaultdict(int)  # (ob, context, addr) -> executions (Ir)
     edges = defaultdict(int)  # (caller (ob, context), callee (ob, context)) -> inclusive
+    ncalls = defaultdict(int)  # the same -> calls
     fn_ob = {}  # function name (a context's first part) -> object
     ob = fn = cob = cfn = None
     pending = False
@@ -42,6 +45,7 @@ def parse(path):
             if pending:
                 parts = line.split()
                 edges[((ob, fn), (cob or ob, cfn))] += int(parts[npos]) if len(parts) > npos else 0
+                ncalls[((ob, fn), (cob or ob, cfn))] += calls
                 pending = False
                 cob = None
                 continue
@@ -66,20 +70,21 @@ def parse(path):
                 fn_ob.setdefault(cfn.split("'")[0], cob or ob)
             elif key == "calls":
                 pending = True
+                calls = int(val.split()[0])
             elif line.startswith("positions:"):
                 npos = len(line.split()) - 1
             elif line.startswith("desc: Trigger: Client Request: "):
                 name = line.split("Client Request: ", 1)[1]
             elif line.startswith("totals:"):
                 total = int(line.split()[1])
-    return name, total, instr, edges, fn_ob
+    return name, total, instr, edges, ncalls, fn_ob
 
 
 def main():
-    model_dir, n, top = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    model_dir, n, top, wait_re = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), re.compile(sys.argv[4])
     in_model = lambda o: bool(o) and o.startswith(model_dir)
-    for path in sys.argv[4:]:
-        name, total, instr, edges, fn_ob = parse(path)
+    for path in sys.argv[5:]:
+        name, total, instr, edges, ncalls, fn_ob = parse(path)
         # A context (callgrind --separate-callers: "function'caller'caller...") is the model's
         # when its object is, or one of its callers' is: libc code the model calls.
         memo = {}
@@ -91,7 +96,14 @@ def main():
         model = sum(v for (o, c, _), v in instr.items() if model_ctx(o, c))
         # deeper than the contexts reach: calls out of the model's contexts, inclusive
         model += sum(v for (a, b), v in edges.items() if model_ctx(*a) and not model_ctx(*b))
-        wait = 0
+        # polls per operation: calls of the most called waiting function
+        calls_of = defaultdict(int)
+        for (a, b), v in ncalls.items():
+            f = (b[1] or "").split("'")[0]
+            if wait_re.search(f):
+                calls_of[f] += v
+        p = max([1.0] + [v / n for v in calls_of.values()])
+        wait = unsure = 0
         per_fn = defaultdict(int)
         most = 0
         for (o, c, a), v in instr.items():
@@ -99,11 +111,16 @@ def main():
                 continue
             most = max(most, v)
             kept = v
-            if v >= SPIN * n:
-                wait += v - n
+            in_wait = any(wait_re.search(x) for x in (c or "").split("'"))
+            if v >= SPIN * n:  # a waiting loop's, wherever it is: once per operation
                 kept = n
+            elif in_wait and p >= 2 and (v >= n * p / 2 or v >= 17 * n):
+                kept = round(v / p)  # every poll (or every so many) runs it: one poll per op
+            elif in_wait and p >= 2 and v >= 2 * n:
+                unsure += v  # more than once per op in the waiting code: kept, but maybe waiting
+            wait += v - kept
             per_fn[((o or "?").rsplit("/", 1)[-1], (c or "?").split("'")[0])] += kept
-        print("row", name, total, model, wait, round(most / n, 1))
+        print("row", name, total, model, wait, round(most / n, 1), round(p, 1), unsure)
         for (o, f), v in sorted(per_fn.items(), key=lambda kv: -kv[1])[:top]:
             print("top", name, v, o + ":" + f)
 
