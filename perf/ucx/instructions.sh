@@ -38,9 +38,7 @@
 #   - the empty baseline: op_empty (the same call, nothing in it).
 # per operation = (total - model - waiting) / N - empty.  What remains: the API call, the library
 # down to the doorbell (WQE, doorbell record, BlueFlame/doorbell store), and for fetching rows and
-# quiet the poll that finds the completion and the way back. A residue of the wait that runs
-# fewer than 24 times per operation (e.g. UCX's periodic progress of other components or flush
-# retries inside its wait loop) stays in; it shows up in the row's top functions.
+# quiet the poll that finds the completion and the way back (and the `unsure` residue above).
 # Numbers from a VM without a PMU (`perf stat -e instructions:u` is not supported here), hence
 # callgrind. Top functions: for each row where hoshmem is above half of OSHMEM's, hoshmem's
 # largest self costs per operation (waiting and model excluded) follow the table.
@@ -56,7 +54,7 @@ while (($#)); do
     --count) count=$2; shift ;;
     --keep) keep=1 ;;
     --only) only+=("$2"); shift ;;
-    -h | --help) sed -n 2,45p "$0"; exit 0 ;;
+    -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "instructions.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
