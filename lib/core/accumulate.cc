@@ -245,12 +245,11 @@ void unlock(Target t, int s, const char *routine) {
       {atomics::AmoOp::Set, 8, t.pe, lock_word(s), 0, 0, nullptr, t.lane, routine}, true);
 }
 
+}  // namespace
+
 // Caller computes: the locks of every stripe [dest, dest + bytes) touches, in ascending order
 // (two callers never wait for each other in a cycle), then get, compute, put, release. The
 // section's bytes cross the network twice.
-struct HeldLocks {
-  bool take[shm::kAccumulateLocks];
-};
 HeldLocks lock_range(Target t, const void *dest, size_t bytes, const char *routine) {
   HeldLocks held;
   stripes(dest, bytes, held.take);
@@ -262,6 +261,8 @@ void unlock_range(Target t, const HeldLocks &held, const char *routine) {
   for (int s = shm::kAccumulateLocks - 1; s >= 0; --s)
     if (held.take[s]) unlock(t, s, routine);
 }
+
+namespace {
 
 void caller(Type type, Op op, Target t, char *dest, const char *src, size_t n, size_t size,
             const char *routine) {
