@@ -37,8 +37,8 @@ void wide(AmoOp op, Target t, void *dest, const void *a, const void *b, const vo
   if (!mapped && !rt.remote_atomics)
     fatal(routine, "no atomic backend reaches PE %d (mode %s)", pe, atomics::mode_name(rt.mode));
   if (!rt.cpu_atomics_ok[pe] && rt.remote_atomics && rt.remote_atomics->execute_wide(r)) return;
-  // The lock fallback: atomic with respect to the other wide atomics on these bytes (all of that
-  // size take it), not to 4- and 8-byte AMOs or puts on them.
+  // The lock fallback: atomic with respect to the other wide atomics on these bytes (every size
+  // the HCA does not execute takes it), not to 4- and 8-byte AMOs or puts on them.
   const acc::HeldLocks held = acc::lock_range(t, dest, size, routine);
   alignas(16) uint8_t copy[atomics::kWideMax], old[atomics::kWideMax];
   uint8_t *mem = mapped ? reinterpret_cast<uint8_t *>(mapped) : copy;
