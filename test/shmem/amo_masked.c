@@ -92,7 +92,7 @@ static void wide_tests(int me, int n) {
     shmemx_atomic_fetch_add_fields(&packed64, v, v, f, 24, 0);
     CHECK(0, "a 24-byte masked atomic returned");
   }
-  const long rounds = shtest_scaled(12);
+  const long rounds = shtest_scaled(60);
   /* per size: a 16-bit-field word, a 128-bit-field word, a compare-swap word, a private one */
   uint8_t *fa16[NSIZES], *fa128[NSIZES], *cs[NSIZES], *det[NSIZES];
   uint8_t start16[256], start128[256], inc16[256], inc128[256], b16[256], b128[256];
