@@ -37,7 +37,8 @@ double shmemx_wtime(void);
  *   fetch-add whose fields cross 8-byte words as full-width masked compare-swap loops), atomic
  *   with respect to every HCA atomic on those bytes.
  *   Otherwise (all-SW mode, a size a device lacks, 256 bytes): the lock fallback, under the
- *   target's stripe locks (get, compute, put), complete on return: atomic with respect to other
+ *   target's stripe locks (the caller gets, computes and puts; in all-SW mode to another node
+ *   the target's CPU computes, in one message), complete on return: atomic with respect to other
  *   masked atomics of 16-256 bytes on those bytes only, not to smaller AMOs, puts or stores.
  * Which one a size uses is the same on every PE; SHMEM_INFO=1 prints it ("wide masked atomics").
  * docs/user-guide.md, "Masked atomics". */

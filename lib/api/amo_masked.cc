@@ -3,8 +3,9 @@
 // (all-SW mode, this node), else the job's atomic backend (a message the target's CPU executes,
 // or the HCA's masked atomics, or compare-swap loops on a device without them).
 // 16-256 bytes (lib/atomics/wide.h): the HCA's wide masked atomics when every PE's device has the
-// size (all-HW mode, 16-128 bytes), else the lock fallback: the target's stripe locks over those
-// bytes (lib/core/accumulate.h), then get, compute, put, fence, unlock.
+// size (all-HW mode, 16-128 bytes), else the lock fallback under the target's stripe locks over
+// those bytes (lib/core/accumulate.h): in all-SW mode to another node one message the target's
+// CPU applies under them (lib/core/messages.cc), otherwise lock, get, compute, put, fence, unlock.
 #include <atomic>
 #include <cstring>
 

@@ -56,8 +56,9 @@ class AtomicBackend {
   // cannot for this size (the caller then uses the lock fallback). The answer depends on the
   // size only and is the same on every PE, so one size never mixes the two.
   virtual bool execute_wide(const WideRequest &) { return false; }
-  // Whether execute_wide takes this size (16-256).
+  // Whether execute_wide takes this size (16-256), and how it runs them (SHMEM_INFO).
   virtual bool wide_native(unsigned /*size*/) const { return false; }
+  virtual const char *wide_path() const { return ""; }
   // Completes every request issued so far (on `lane`), and the lane's RMA to other nodes.
   virtual void quiet(int lane = 0) = 0;
   // Later AMOs and RMA of `lane` to PE `pe` (every PE: -1) are ordered after earlier ones.

@@ -75,10 +75,7 @@ std::string wide_rule(const AtomicBackend *backend) {
     ((backend && backend->wide_native(size)) ? hca : lock) +=
         (size == 16 ? "" : "/") + std::to_string(size);
   std::string s;
-  if (!hca.empty())
-    s = (hca[0] == '/' ? hca.substr(1) : hca) +
-        " bytes on the HCA (a fetch-add whose fields cross 8-byte words: full-width masked "
-        "compare-swap loops)";
+  if (!hca.empty()) s = (hca[0] == '/' ? hca.substr(1) : hca) + " bytes " + backend->wide_path();
   if (!lock.empty()) {
     if (lock[0] == '/') lock = lock.substr(1);
     s += (s.empty() ? "" : "; ") + lock +

@@ -397,6 +397,26 @@ std::string accumulate_rule() {
   return r + remote;
 }
 
+bool try_lock_here(const void *to, size_t bytes, HeldLocks *held) {
+  stripes(to, bytes, held->take);
+  for (int s = 0; s < shm::kAccumulateLocks; ++s) {
+    if (!held->take[s]) continue;
+    uint64_t free_value = 0;
+    if (!__atomic_compare_exchange_n(lock_word(s), &free_value, uint64_t(rt.me) + 1, false,
+                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+      for (int t = s - 1; t >= 0; --t)
+        if (held->take[t]) __atomic_store_n(lock_word(t), 0, __ATOMIC_RELEASE);
+      return false;
+    }
+  }
+  return true;
+}
+
+void unlock_here(const HeldLocks &held) {
+  for (int s = shm::kAccumulateLocks - 1; s >= 0; --s)
+    if (held.take[s]) __atomic_store_n(lock_word(s), 0, __ATOMIC_RELEASE);
+}
+
 bool owner_apply(uint8_t type_byte, uint8_t op_byte, char *to, const void *src, size_t bytes,
                  bool locked) {
   constexpr uint8_t kTypes = 0

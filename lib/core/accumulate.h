@@ -75,6 +75,10 @@ struct HeldLocks {
 };
 HeldLocks lock_range(Target t, const void *dest, size_t bytes, const char *routine);
 void unlock_range(Target t, const HeldLocks &held, const char *routine);
+// On the target, this PE's own stripe locks over [to, to + bytes): all taken (true), or none
+// when one is held (a caller computing there: the sender retries).
+bool try_lock_here(const void *to, size_t bytes, HeldLocks *held);
+void unlock_here(const HeldLocks &held);
 
 // On the target, owner computes: `bytes` of elements at `src` (any alignment) applied to this
 // PE's `to`, if the stripe locks covering it are free (or `locked`: the sender holds them);

@@ -95,6 +95,10 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
     return caps.masked && size <= atomics::kHcaMaxMaskedCompareSwap &&
            ((transport.dc() ? caps.masked_sizes_dc : caps.masked_sizes_rc) & size);
   }
+  const char *wide_path() const override {
+    return "on the HCA (a fetch-add whose fields cross 8-byte words: full-width masked "
+           "compare-swap loops)";
+  }
   bool execute_wide(const atomics::WideRequest &r) override {
     if (!wide_native(r.size)) return false;
     struct Post {
