@@ -27,6 +27,20 @@ struct AmoRequest {
   uint64_t mask2 = 0;    // MaskedCompareSwap: compare mask
 };
 
+// A masked atomic of 16-256 bytes (lib/atomics/wide.h: program semantics). Operands are memory
+// images of `size` bytes: MaskedCompareSwap a = swap, b = compare, c = swap_mask,
+// d = compare_mask; MaskedFetchAdd a = add, b = boundary.
+struct WideRequest {
+  AmoOp op;
+  unsigned size;
+  int pe;
+  const void *target;
+  const void *a, *b, *c, *d;
+  void *fetch_out;  // size bytes, or null
+  int lane;
+  const char *routine;
+};
+
 class AtomicBackend {
  public:
   virtual ~AtomicBackend() = default;
@@ -38,6 +52,13 @@ class AtomicBackend {
   virtual void add_nbi(int lane, int pe, const void *target, uint64_t value, const char *routine) {
     execute(AmoRequest{AmoOp::FetchAdd, 8, pe, target, value, 0, nullptr, lane, routine}, true);
   }
+  // Executes a wide masked atomic natively, blocking, and returns true; false when this backend
+  // cannot for this size (the caller then uses the lock fallback). The answer depends on the
+  // size only and is the same on every PE, so one size never mixes the two.
+  virtual bool execute_wide(const WideRequest &) { return false; }
+  // Whether execute_wide takes this size (16-256), and how it runs them (SHMEM_INFO).
+  virtual bool wide_native(unsigned /*size*/) const { return false; }
+  virtual const char *wide_path() const { return ""; }
   // Completes every request issued so far (on `lane`), and the lane's RMA to other nodes.
   virtual void quiet(int lane = 0) = 0;
   // Later AMOs and RMA of `lane` to PE `pe` (every PE: -1) are ordered after earlier ones.

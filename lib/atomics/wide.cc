@@ -69,4 +69,55 @@ void wide_compare_swap(void *mem, const void *compare, const void *compare_mask,
   for (unsigned i = 0; i < size; ++i) m[i] = static_cast<uint8_t>((m[i] & ~sm[i]) | (s[i] & sm[i]));
 }
 
+std::string wide_rule(const AtomicBackend *backend) {
+  std::string hca, lock;
+  for (unsigned size = 16; size <= kWideMax; size *= 2)
+    ((backend && backend->wide_native(size)) ? hca : lock) +=
+        (size == 16 ? "" : "/") + std::to_string(size);
+  std::string s;
+  if (!hca.empty()) s = (hca[0] == '/' ? hca.substr(1) : hca) + " bytes " + backend->wide_path();
+  if (!lock.empty()) {
+    if (lock[0] == '/') lock = lock.substr(1);
+    s += (s.empty() ? "" : "; ") + lock +
+         " bytes under the target's stripe locks (get, compute, put; atomic with respect to "
+         "other wide masked atomics only)";
+  }
+  return s;
+}
+
+void hca_wide_execute(const WideRequest &r, WidePost post, void *ctx) {
+  const unsigned n = r.size;
+  alignas(16) uint8_t ops[4 * kWideMax], wire[kWideMax], old[kWideMax];
+  if (r.op == AmoOp::MaskedCompareSwap) {
+    hca_wide_operands(HcaOpcode::MaskedCompareSwap, n, r.a, r.b, r.c, r.d, ops);
+    post(ctx, HcaOpcode::MaskedCompareSwap, ops, hca_wide_operand_bytes(HcaOpcode::MaskedCompareSwap, n), wire);
+    if (r.fetch_out) hca_wide_result(wire, n, r.fetch_out);
+    return;
+  }
+  if (hca_fetch_add_agrees(r.b, n)) {
+    hca_wide_operands(HcaOpcode::MaskedFetchAdd, n, r.a, r.b, nullptr, nullptr, ops);
+    post(ctx, HcaOpcode::MaskedFetchAdd, ops, hca_wide_operand_bytes(HcaOpcode::MaskedFetchAdd, n), wire);
+    if (r.fetch_out) hca_wide_result(wire, n, r.fetch_out);
+    return;
+  }
+  // Carries cross 8-byte words: the HCA would carry them the other way. Read (a compare-swap
+  // that compares and swaps nothing), compute here, swap the whole operand if it is unchanged.
+  uint8_t zero[kWideMax] = {}, ones[kWideMax], next[kWideMax];
+  memset(ones, 0xff, n);
+  hca_wide_operands(HcaOpcode::MaskedCompareSwap, n, zero, zero, zero, zero, ops);
+  post(ctx, HcaOpcode::MaskedCompareSwap, ops, hca_wide_operand_bytes(HcaOpcode::MaskedCompareSwap, n), wire);
+  hca_wide_result(wire, n, old);
+  for (;;) {
+    memcpy(next, old, n);
+    wide_fetch_add(next, r.a, r.b, n, nullptr);
+    hca_wide_operands(HcaOpcode::MaskedCompareSwap, n, next, old, ones, ones, ops);
+    post(ctx, HcaOpcode::MaskedCompareSwap, ops, hca_wide_operand_bytes(HcaOpcode::MaskedCompareSwap, n), wire);
+    uint8_t seen[kWideMax];
+    hca_wide_result(wire, n, seen);
+    if (memcmp(seen, old, n) == 0) break;
+    memcpy(old, seen, n);
+  }
+  if (r.fetch_out) memcpy(r.fetch_out, old, n);
+}
+
 }  // namespace hoshmem::atomics

@@ -18,7 +18,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
+#include "lib/atomics/backend.h"
 #include "lib/atomics/hca_encoding.h"
 
 namespace hoshmem::atomics {
@@ -54,5 +56,18 @@ bool hca_fetch_add_agrees(const void *boundary, unsigned size);
 void wide_fetch_add(void *mem, const void *add, const void *boundary, unsigned size, void *old);
 void wide_compare_swap(void *mem, const void *compare, const void *compare_mask, const void *swap,
                        const void *swap_mask, unsigned size, void *old);
+
+// A wide masked atomic on an HCA that has masked atomics of r.size (<= kHcaMaxMaskedCompareSwap):
+// `post` executes one masked atomic (opcode, operand bytes and their count) and writes the HCA's
+// `size` result bytes. Compare-swap and a fetch-add the HCA computes as the program means
+// (hca_fetch_add_agrees) are one post; any other fetch-add is a loop of full-width masked
+// compare-swaps (read, compute, swap if unchanged), atomic with respect to every HCA atomic.
+using WidePost = void (*)(void *ctx, HcaOpcode op, const uint8_t *operands, uint32_t bytes,
+                          uint8_t *result);
+void hca_wide_execute(const WideRequest &r, WidePost post, void *ctx);
+
+// For SHMEM_INFO: which sizes the job's backend (null: none, one node) executes natively and
+// which take the lock fallback (lib/api/amo_masked.cc), one line.
+std::string wide_rule(const AtomicBackend *backend);
 
 }  // namespace hoshmem::atomics

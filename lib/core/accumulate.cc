@@ -245,12 +245,11 @@ void unlock(Target t, int s, const char *routine) {
       {atomics::AmoOp::Set, 8, t.pe, lock_word(s), 0, 0, nullptr, t.lane, routine}, true);
 }
 
+}  // namespace
+
 // Caller computes: the locks of every stripe [dest, dest + bytes) touches, in ascending order
 // (two callers never wait for each other in a cycle), then get, compute, put, release. The
 // section's bytes cross the network twice.
-struct HeldLocks {
-  bool take[shm::kAccumulateLocks];
-};
 HeldLocks lock_range(Target t, const void *dest, size_t bytes, const char *routine) {
   HeldLocks held;
   stripes(dest, bytes, held.take);
@@ -262,6 +261,8 @@ void unlock_range(Target t, const HeldLocks &held, const char *routine) {
   for (int s = shm::kAccumulateLocks - 1; s >= 0; --s)
     if (held.take[s]) unlock(t, s, routine);
 }
+
+namespace {
 
 void caller(Type type, Op op, Target t, char *dest, const char *src, size_t n, size_t size,
             const char *routine) {
@@ -394,6 +395,26 @@ std::string accumulate_rule() {
     return "CPU atomics element by element on the mapped array (types of up to 8 bytes); "
            "long double and double _Complex under the target's stripe locks";
   return r + remote;
+}
+
+bool try_lock_here(const void *to, size_t bytes, HeldLocks *held) {
+  stripes(to, bytes, held->take);
+  for (int s = 0; s < shm::kAccumulateLocks; ++s) {
+    if (!held->take[s]) continue;
+    uint64_t free_value = 0;
+    if (!__atomic_compare_exchange_n(lock_word(s), &free_value, uint64_t(rt.me) + 1, false,
+                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+      for (int t = s - 1; t >= 0; --t)
+        if (held->take[t]) __atomic_store_n(lock_word(t), 0, __ATOMIC_RELEASE);
+      return false;
+    }
+  }
+  return true;
+}
+
+void unlock_here(const HeldLocks &held) {
+  for (int s = shm::kAccumulateLocks - 1; s >= 0; --s)
+    if (held.take[s]) __atomic_store_n(lock_word(s), 0, __ATOMIC_RELEASE);
 }
 
 bool owner_apply(uint8_t type_byte, uint8_t op_byte, char *to, const void *src, size_t bytes,

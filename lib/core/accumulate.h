@@ -30,6 +30,7 @@
 #include <shmem_types.h>
 
 #include "lib/core/team.h"
+#include "lib/transport/shm/control_block.h"
 
 namespace hoshmem::acc {
 
@@ -65,6 +66,19 @@ void accumulate(Type type, Op op, Target t, void *dest, const void *source, size
 
 // dst[i] = OP(dst[i], src[i]) with plain loads and stores (the locked schemes' arithmetic).
 void apply(Type type, Op op, void *dst, const void *src, size_t nelems);
+
+// The target's stripe locks that cover [dest, dest + bytes) (this PE's address of a symmetric
+// object), taken in ascending order with the job's atomics and released in reverse; also the
+// lock fallback of wide masked atomics (lib/api/amo_masked.cc).
+struct HeldLocks {
+  bool take[shm::kAccumulateLocks];
+};
+HeldLocks lock_range(Target t, const void *dest, size_t bytes, const char *routine);
+void unlock_range(Target t, const HeldLocks &held, const char *routine);
+// On the target, this PE's own stripe locks over [to, to + bytes): all taken (true), or none
+// when one is held (a caller computing there: the sender retries).
+bool try_lock_here(const void *to, size_t bytes, HeldLocks *held);
+void unlock_here(const HeldLocks &held);
 
 // On the target, owner computes: `bytes` of elements at `src` (any alignment) applied to this
 // PE's `to`, if the stripe locks covering it are free (or `locked`: the sender holds them);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lib/atomics/cpu_atomics.h"
+#include "lib/atomics/wide.h"
 #include "lib/core/accumulate.h"
 #include "lib/core/rdma.h"
 #include "lib/core/runtime.h"
@@ -29,7 +30,7 @@ struct AddressRecord {
   char why_not[96];
 };
 
-enum MessageType : uint8_t { kAmo = 1, kPut = 2, kGet = 3, kAccumulate = 4 };
+enum MessageType : uint8_t { kAmo = 1, kPut = 2, kGet = 3, kAccumulate = 4, kWideAmo = 5 };
 // Where a message's bytes are on the target: an offset in its "file" (control area, then heap, one
 // address range: the same layout on every PE) or in its globals.
 enum Segment : uint8_t { kFile = 0, kGlobals = 1 };
@@ -63,6 +64,15 @@ struct AccumulateMessage {
 };
 // Its reply: one byte.
 enum AccumulateStatus : uint8_t { kRefused = 0, kApplied = 1, kBusy = 2 };
+
+// A masked atomic of 16-256 bytes the target computes under its stripe locks (place.length: the
+// size): the operands follow, as atomics::WideRequest's a, b (and c, d for compare-swap). Its
+// reply: an AccumulateStatus byte, then the old bytes when applied.
+struct WideAmoMessage {
+  Place place;
+  uint8_t op;  // atomics::AmoOp
+  uint8_t reserved[7];
+};
 
 [[noreturn]] void ud_failed(int pe, const char *cause) {
   fatal("UD", "messages to PE %d failed: %s", pe, cause);
@@ -168,7 +178,70 @@ class MessageAtomics final : public atomics::AtomicBackend, public net::RequestH
         return;
       case kAccumulate:
         return accumulate_here(msg, len, reply);
+      case kWideAmo:
+        return wide_here(msg, len, reply);
     }
+  }
+
+  // All-SW mode, another node: the target's CPU computes, in one message, under its stripe
+  // locks (the lock fallback's, which this node's PEs take too); busy: sent again.
+  bool wide_native(unsigned) const override { return true; }
+  const char *wide_path() const override {
+    return "to other nodes by the target's CPU under its stripe locks (one message), on this "
+           "node under the stripe locks (CPU loads and stores)";
+  }
+  bool execute_wide(const atomics::WideRequest &r) override {
+    const bool cs = r.op == atomics::AmoOp::MaskedCompareSwap;
+    const size_t n = r.size, operands = (cs ? 4 : 2) * n;
+    uint8_t m[sizeof(WideAmoMessage) + 4 * atomics::kWideMax];
+    WideAmoMessage h{user_place(kWideAmo, r.target, n, r.pe, r.routine), static_cast<uint8_t>(r.op), {}};
+    memcpy(m, &h, sizeof h);
+    const void *from[4] = {r.a, r.b, r.c, r.d};
+    for (size_t i = 0; i < operands / n; ++i) memcpy(m + sizeof h + i * n, from[i], n);
+    uint8_t answer[1 + atomics::kWideMax];
+    for (unsigned round = 0;; ++round) {
+      answer[0] = kRefused;
+      port->call(r.pe, m, sizeof h + operands, answer, 1 + n);
+      if (answer[0] == kApplied) break;
+      if (answer[0] != kBusy)
+        fatal(r.routine, "PE %d refused a %zu-byte masked atomic at %p (not in its segment, or "
+              "misaligned)", r.pe, n, r.target);
+      if (round > 0) sched_yield();  // a PE of its node holds the locks: let it finish
+    }
+    if (r.fetch_out) memcpy(r.fetch_out, answer + 1, n);
+    return true;
+  }
+  void wide_here(const void *msg, size_t len, net::Reply &reply) {
+    WideAmoMessage m;
+    if (len < sizeof m || reply.capacity < 1) return;
+    memcpy(&m, msg, sizeof m);
+    const size_t n = m.place.length;
+    const auto op = static_cast<atomics::AmoOp>(m.op);
+    const bool cs = op == atomics::AmoOp::MaskedCompareSwap;
+    char *to = atomics::wide_size(n) && (cs || op == atomics::AmoOp::MaskedFetchAdd) &&
+                       len == sizeof m + (cs ? 4 : 2) * n && reply.capacity >= 1 + n
+                   ? local(m.place, n)
+                   : nullptr;
+    if (to && (reinterpret_cast<uintptr_t>(to) & (n - 1))) to = nullptr;
+    reply.len = 1;
+    reply.data[0] = kRefused;
+    if (!to) return;
+    acc::HeldLocks held;
+    if (!acc::try_lock_here(to, n, &held)) {
+      reply.data[0] = kBusy;
+      return;
+    }
+    const auto *ops = static_cast<const uint8_t *>(msg) + sizeof m;
+    uint8_t *old = reinterpret_cast<uint8_t *>(reply.data) + 1;
+    if (cs)
+      atomics::wide_compare_swap(to, ops + n, ops + 3 * n, ops, ops + 2 * n,
+                                 static_cast<unsigned>(n), old);
+    else
+      atomics::wide_fetch_add(to, ops, ops + n, static_cast<unsigned>(n), old);
+    acc::unlock_here(held);
+    reply.data[0] = kApplied;
+    reply.len = 1 + n;
+    notify(rt.me);  // a waiter of this PE
   }
 
   // Owner computes: the chunk's elements applied under this PE's stripe locks, if they are free

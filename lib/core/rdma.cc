@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "lib/atomics/hca_encoding.h"
+#include "lib/atomics/wide.h"
 #include "lib/core/rdma_add.h"
 #include "lib/core/runtime.h"
 #include "lib/transport/ib/device.h"
@@ -84,6 +85,35 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
     }
     if (r.fetch_out) memcpy(r.fetch_out, &old, r.size);  // little-endian: the low bytes
     if (r.op != atomics::AmoOp::Fetch && rt.control[r.pe]) notify(r.pe);  // a waiter here
+  }
+
+  // Masked atomics of 16-128 bytes when every PE's device has the size (the job's caps):
+  // lib/atomics/wide.h. 256 bytes never: its compare-swap does not fit a WQE, and a size must
+  // not mix the HCA with the lock fallback.
+  bool wide_native(unsigned size) const override {
+    const ib::AtomicCaps &caps = device->atomics();
+    return caps.masked && size <= atomics::kHcaMaxMaskedCompareSwap &&
+           ((transport.dc() ? caps.masked_sizes_dc : caps.masked_sizes_rc) & size);
+  }
+  const char *wide_path() const override {
+    return "on the HCA (a fetch-add whose fields cross 8-byte words: full-width masked "
+           "compare-swap loops)";
+  }
+  bool execute_wide(const atomics::WideRequest &r) override {
+    if (!wide_native(r.size)) return false;
+    struct Post {
+      Rdma *self;
+      const atomics::WideRequest &r;
+      ib::RemoteAddr where;
+    } p{this, r, remote(r.target, r.pe, r.routine)};
+    atomics::hca_wide_execute(r, [](void *ctx, atomics::HcaOpcode op, const uint8_t *operands,
+                                    uint32_t bytes, uint8_t *result) {
+      auto *q = static_cast<Post *>(ctx);
+      q->self->transport.atomic_wide(q->r.lane, q->r.pe, op, q->r.size, operands, bytes, q->where,
+                                     result);
+    }, &p);
+    if (rt.control[r.pe]) notify(r.pe);  // a waiter here
+    return true;
   }
 
   // The API tried rdma_add_inline (rdma_add.h) first.

@@ -280,5 +280,45 @@ TEST(Wqe, DcAddressVectorAfterControl) {
   EXPECT_EQ(max_inline_write(4, 48), 4u * 64 - 16 - 48 - 16 - 4);
 }
 
+// Masked atomics of 16 and 32 bytes: opcode modifier 0x08 | (log2(size) - 2), the operand bytes
+// copied as given after the remote address (they span BBs and wrap at pi 3), one data segment of
+// `size` bytes; RC and DC (compact vector).
+TEST(Wqe, WideMaskedAtomics) {
+  mlx5_wqe_av av{};
+  av.key.dc_key = htobe64(0x0011223344556677ull);
+  av.dqp_dct = htobe32(0x00abcdefu);
+  av.rlid = htobe16(0x0007);
+  for (const unsigned segments : {0u, 1u}) {
+    const AddressVector to{segments ? &av : nullptr, segments};
+    const std::string av_hex = segments ? "0011223344556677 00abcdef 00 00 0007" : "";
+    for (const unsigned size : {16u, 32u})
+      for (const bool cs : {true, false})
+        for (uint16_t pi : {uint16_t{0}, uint16_t{3}}) {
+          const uint32_t operand_bytes = cs ? 4 * size : 2 * size;
+          std::vector<uint8_t> ops(operand_bytes);
+          std::string ops_hex;
+          for (uint32_t i = 0; i < operand_bytes; ++i) {
+            ops[i] = static_cast<uint8_t>(0x40 + i);
+            char b[3];
+            snprintf(b, sizeof b, "%02x", ops[i]);
+            ops_hex += b;
+          }
+          Ring ring(pi);
+          const unsigned bbs = write_atomic_wide(
+              ring.sq, cs ? atomics::HcaOpcode::MaskedCompareSwap : atomics::HcaOpcode::MaskedFetchAdd,
+              size, ops.data(), operand_bytes, {kLocal, kLkey}, {kRemote, kRkey}, {true, false}, to);
+          const auto ds = static_cast<uint8_t>(3 + segments + operand_bytes / 16);
+          const uint8_t opmod = size == 16 ? 0x0a : 0x0b;
+          ring.expect(hex(ctrl(opmod, pi, cs ? 0x14 : 0x15, ds, 0x08) + av_hex + kRaddr + ops_hex +
+                          data_seg(size)),
+                      bbs,
+                      ((cs ? "masked CS " : "masked FA ") + std::to_string(size) + " bytes, pi " +
+                       std::to_string(pi) + (segments ? ", DC" : ""))
+                          .c_str());
+          EXPECT_EQ(bbs, wide_atomic_bbs(operand_bytes, segments));
+        }
+  }
+}
+
 }  // namespace
 }  // namespace hoshmem::ib

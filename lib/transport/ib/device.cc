@@ -56,7 +56,7 @@ const char *link_name(uint8_t link_layer) {
 
 std::string size_list(uint16_t sizes) {
   std::string s;
-  for (unsigned b : {4u, 8u, 16u})
+  for (unsigned b : {4u, 8u, 16u, 32u, 64u, 128u, 256u})
     if (sizes & b) s += (s.empty() ? "" : "/") + std::to_string(b);
   return s.empty() ? "none" : s;
 }
@@ -281,8 +281,9 @@ bool Device::read_caps_devx() {
     c.masked = (ops & (kOpMaskedCompareSwap | kOpMaskedFetchAdd)) ==
                (kOpMaskedCompareSwap | kOpMaskedFetchAdd);
     if (c.masked) {
-      c.masked_sizes_rc = static_cast<uint16_t>(get_bits(cap, kAtomicSizeQp, 16) & 0xc);
-      c.masked_sizes_dc = static_cast<uint16_t>(get_bits(cap, kAtomicSizeDc, 16) & 0xc);
+      // 4 to 256 bytes (bit n: 2^n bytes); the wide ones serve shmemx's masked atomics only.
+      c.masked_sizes_rc = static_cast<uint16_t>(get_bits(cap, kAtomicSizeQp, 16) & 0x1fc);
+      c.masked_sizes_dc = static_cast<uint16_t>(get_bits(cap, kAtomicSizeDc, 16) & 0x1fc);
     }
     c.reply8_host_endian = get_bits(cap, kAtomicReply8Mode, 2) == 1;
     c.pci_fetch_add = static_cast<uint16_t>(get_bits(cap, kPciFetchAdd, 16) << 2);

@@ -20,7 +20,7 @@ struct AtomicCaps {
   bool from_devx = false;          // read by QUERY_HCA_CAP (else ibv_query_device_ex)
   bool standard = false;           // 8-byte compare-swap and fetch-add
   bool masked = false;             // masked compare-swap and fetch-add (mlx5 extended atomics)
-  uint16_t masked_sizes_rc = 0;    // operand sizes in bytes, as bits (4 | 8), over RC
+  uint16_t masked_sizes_rc = 0;    // operand sizes in bytes, as bits (4 | 8 | ... | 256), over RC
   uint16_t masked_sizes_dc = 0;    // the same over DC
   bool reply8_host_endian = false; // 8-byte replies in host order (else big-endian)
   uint16_t pci_fetch_add = 0;      // PCIe atomic operand sizes (bytes, as bits), 0 if none

@@ -175,4 +175,21 @@ unsigned write_atomic(const SqRing &ring, const atomics::HcaAtomic &a, const Loc
   return bbs_of(segments);
 }
 
+unsigned write_atomic_wide(const SqRing &ring, atomics::HcaOpcode opcode, unsigned size,
+                           const uint8_t *operands, uint32_t operand_bytes, const LocalBuf &result,
+                           const RemoteAddr &remote, WqeFlags flags, const AddressVector &to) {
+  const unsigned at = set_address(ring, to);
+  set_raddr(ring, at, remote);
+  unsigned segments = at + 1;
+  for (uint32_t off = 0; off < operand_bytes; off += kSegBytes)  // a segment never wraps; a run may
+    memcpy(ring.segment(segments++), operands + off, kSegBytes);
+  set_data(ring, segments++, result, size);
+  const uint8_t opmod = static_cast<uint8_t>(0x08 | (__builtin_ctz(size) - 2));
+  set_ctrl(ring,
+           opcode == atomics::HcaOpcode::MaskedCompareSwap ? MLX5_OPCODE_ATOMIC_MASKED_CS
+                                                           : MLX5_OPCODE_ATOMIC_MASKED_FA,
+           opmod, segments, flags);
+  return bbs_of(segments);
+}
+
 }  // namespace hoshmem::ib

@@ -100,6 +100,19 @@ unsigned write_atomic(const SqRing &ring, const atomics::HcaAtomic &atomic, cons
                       const RemoteAddr &remote, WqeFlags flags,
     const AddressVector &to = {});
 
+// A masked atomic of 16-256 bytes (mlx5 extended atomics): opcode modifier 0x08 | (log2(size) -
+// 2), the operand bytes (atomics::hca_wide_operands: `operand_bytes`, a multiple of 16) inline
+// after the remote-address segment, one 16-byte segment at a time so that they span BBs and wrap
+// from the ring's end to its start, then one data segment for the `size`-byte result (big-endian
+// words, atomics::hca_wide_result). At most wide_atomic_bbs(...) BBs.
+unsigned write_atomic_wide(const SqRing &ring, atomics::HcaOpcode opcode, unsigned size,
+                           const uint8_t *operands, uint32_t operand_bytes, const LocalBuf &result,
+                           const RemoteAddr &remote, WqeFlags flags, const AddressVector &to = {});
+// The BBs write_atomic_wide fills: control, address vector, remote address, operands, data.
+constexpr unsigned wide_atomic_bbs(uint32_t operand_bytes, unsigned av_segments = 0) {
+  return ((3 + av_segments) * 16 + operand_bytes + MLX5_SEND_WQE_BB - 1) / MLX5_SEND_WQE_BB;
+}
+
 // A standard 8-byte fetch-add whose old value lands in one fixed buffer, prepared once per queue
 // by write_atomic: writing one copies its 64 bytes (one BB: control, remote-address, atomic and
 // data segments; a BB never wraps) and fills in what changes, the producer index, flags, remote

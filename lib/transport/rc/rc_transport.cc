@@ -37,6 +37,9 @@ constexpr unsigned kReplySlots = 511;        // 8-byte atomic replies per lane, 
 constexpr size_t kCacheEntries = 16;
 constexpr size_t kCacheBytes = 4u << 20;     // registered by the cache, unless all in use
 constexpr size_t kPage = 4096;
+// After the 8-byte reply slots, one page for the result of a wide masked atomic (up to 256
+// bytes; atomic_wide waits for it under the lane's lock, so one per lane is enough).
+constexpr size_t kRepliesBytes = 2 * kPage;
 // How long a connection request waits for its answer: 10 s, and 20 ms more per PE of the job,
 // since every PE may be asking the same peer's connection thread at once (all-to-all at start).
 std::chrono::milliseconds connect_timeout(int npes) {
@@ -97,13 +100,16 @@ std::string error_cause(const char *meaning, const char *kind, unsigned code, un
 }  // namespace
 
 struct Transport::Wqe {
-  enum Kind : uint8_t { kWrite, kWriteInline, kRead, kAtomic, kWriteInlineImm } kind;
-  const void *data;  // kWriteInline, kWriteInlineImm
+  enum Kind : uint8_t { kWrite, kWriteInline, kRead, kAtomic, kWriteInlineImm, kAtomicWide } kind;
+  const void *data;  // kWriteInline, kWriteInlineImm; kAtomicWide: the operand bytes
   ib::LocalBuf local;
   uint32_t length;
   ib::RemoteAddr remote;
   const atomics::HcaAtomic *atomic;  // kAtomic
   uint32_t imm = 0;                  // kWriteInlineImm
+  // kAtomicWide: the opcode, `length` the operand size, `operand_bytes` inline after raddr
+  atomics::HcaOpcode wide_op{};
+  uint32_t operand_bytes = 0;
 };
 
 struct Transport::CacheEntry {
@@ -276,7 +282,7 @@ Transport::Footprint Transport::footprint() const {
       f.queue_bytes += sizeof(Endpoint) + (ep->signaled_mask + 1) * sizeof(Endpoint::Signaled) +
                        (raw_ ? size_t{ep->sq.ring().bb_count} * MLX5_SEND_WQE_BB : 0);
     f.lane_bytes += size_t{l->cq ? static_cast<unsigned>(l->cq->cqe) + 1 : 0} * 64 +
-                    kSlots * kSlotBytes + kPage;
+                    kSlots * kSlotBytes + kRepliesBytes;
   }
   f.queue_bytes += passive_.size() * kSendQueueDepth * MLX5_SEND_WQE_BB;
   f.bytes_per_peer = lanes * sizeof(std::atomic<Endpoint *>) +
@@ -297,8 +303,9 @@ bool Transport::make_lane(Lane *l, std::string *why) {
   l->bounce_mr = l->bounce ? ibv_reg_mr(dev_->pd(), l->bounce, kSlots * kSlotBytes,
                                         IBV_ACCESS_LOCAL_WRITE)
                            : nullptr;
-  l->replies = static_cast<uint64_t *>(aligned_alloc(kPage, kPage));
-  l->replies_mr = l->replies ? ibv_reg_mr(dev_->pd(), l->replies, kPage, IBV_ACCESS_LOCAL_WRITE)
+  l->replies = static_cast<uint64_t *>(aligned_alloc(kPage, kRepliesBytes));
+  l->replies_mr = l->replies ? ibv_reg_mr(dev_->pd(), l->replies, kRepliesBytes,
+                                          IBV_ACCESS_LOCAL_WRITE)
                              : nullptr;
   if (!l->bounce_mr || !l->replies_mr) {
     *why = std::string("cannot register a lane's bounce buffers: ") + strerror(errno);
@@ -926,7 +933,8 @@ void Transport::fail(int pe, const char *cause) {
 
 uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &action,
                            bool signal) {
-  const bool read_or_atomic = w.kind == Wqe::kRead || w.kind == Wqe::kAtomic;
+  const bool read_or_atomic =
+      w.kind == Wqe::kRead || w.kind == Wqe::kAtomic || w.kind == Wqe::kAtomicWide;
   // A read or atomic may pass earlier writes of this QP unless fenced.
   const bool fence = ep->fence_next || (read_or_atomic && ep->write_unfenced);
   // The QP grants rd_depth_ reads and atomics in flight (max_rd_atomic); one more waits for
@@ -974,6 +982,10 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
       case Wqe::kAtomic: bbs = static_cast<uint16_t>(
                              ib::write_atomic(ring, *w.atomic, w.local, w.remote, flags, to));
         break;
+      case Wqe::kAtomicWide: bbs = static_cast<uint16_t>(ib::write_atomic_wide(
+                                 ring, w.wide_op, w.length, static_cast<const uint8_t *>(w.data),
+                                 w.operand_bytes, w.local, w.remote, flags, to));
+        break;
     }
     if (signal) ep->record_signaled(index, bbs, action);
     ep->sq.post(bbs);
@@ -1011,6 +1023,8 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
         sge.length = 8;
         wr.num_sge = 1;
         break;
+      case Wqe::kAtomicWide:
+        fail(ep->pe, "wide masked atomic on a device reached through plain verbs (none there)");
     }
     if (w.kind == Wqe::kWriteInlineImm) {
       wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
@@ -1266,6 +1280,24 @@ void Transport::atomic_nbi(int lane, int pe, const atomics::HcaAtomic &a,
                     {reinterpret_cast<uint64_t>(&l->replies[slot]), l->replies_mr->lkey}, a.size,
                     target, &a},
          action, false);
+}
+
+void Transport::atomic_wide(int lane, int pe, atomics::HcaOpcode op, unsigned size,
+                            const uint8_t *operands, uint32_t operand_bytes,
+                            const ib::RemoteAddr &target, uint8_t *result) {
+  Lane *l = lane_of(lane);
+  Endpoint *ep = endpoint(l, pe);
+  LaneLock lock(l->mutex, l->exclusive);
+  ep = queue_for(l, pe, ep);
+  // The WQE may take more BBs than has_room keeps free (kMaxWqeBbs): drain the queue first.
+  if (raw_ && ep->sq.free_bbs() < ib::wide_atomic_bbs(operand_bytes, 3)) quiet_endpoint(l, ep);
+  uint8_t *reply = reinterpret_cast<uint8_t *>(l->replies) + kPage;
+  Wqe w{Wqe::kAtomicWide, operands, {reinterpret_cast<uint64_t>(reply), l->replies_mr->lkey},
+        size, target, nullptr};
+  w.wide_op = op;
+  w.operand_bytes = operand_bytes;
+  wait_for(l, ep, submit(l, ep, w, Action{}, true));
+  memcpy(result, reply, size);
 }
 
 void Transport::atomic_add_nbi(int lane, int pe, uint64_t addend,

@@ -186,6 +186,12 @@ class Transport {
   uint64_t atomic(int lane, int pe, const atomics::HcaAtomic &a, const ib::RemoteAddr &target);
   void atomic_nbi(int lane, int pe, const atomics::HcaAtomic &a, const ib::RemoteAddr &target,
                   void *fetch_out);
+  // A masked atomic of 16-256 bytes (op MaskedCompareSwap or MaskedFetchAdd, operands as
+  // atomics::hca_wide_operands wrote them), blocking: its `size` result bytes, as the HCA
+  // returns them (big-endian words), land in `result`. Only when the device has that size.
+  void atomic_wide(int lane, int pe, atomics::HcaOpcode op, unsigned size,
+                   const uint8_t *operands, uint32_t operand_bytes, const ib::RemoteAddr &target,
+                   uint8_t *result);
   // atomic_nbi of a 64-bit add whose old value nobody wants (shmem_*_atomic_add and _inc to
   // another node).
   void atomic_add_nbi(int lane, int pe, uint64_t addend, const ib::RemoteAddr &target);
