@@ -89,7 +89,7 @@ rc 2 rma_large 300 --env SHMEM_SYMMETRIC_SIZE=100M
 rc 2 coll_reduce 400 --env SHMEM_SYMMETRIC_SIZE=16M
 TESTS
       ud) cat <<TESTS ;;
-ud 2 pitfall_3_completion 400
+ud 2 pitfall_3_completion 400 --env SHMEM_INFO=1
 ud 2 rma_sized
 TESTS
     esac
@@ -121,7 +121,7 @@ TESTS
   cat <<TESTS
 rc 2 pitfall_3_completion 400
 rc 2 rma_large 400 --env SHMEM_SYMMETRIC_SIZE=100M
-ud 2 pitfall_3_completion 400
+ud 2 pitfall_3_completion 400 --env SHMEM_INFO=1
 rc 4 info 240 --env SHMEM_SYMMETRIC_SIZE=1G --expect-status nonzero --expect-stderr ^hoshmem:.PE.[0-9]+:.shmem_init:.registering.the.symmetric.heap.with.rxe0.pins.it:.[0-9]+.MiB.for.2.PE
 TESTS
 }

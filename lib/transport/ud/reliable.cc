@@ -72,6 +72,7 @@ struct Endpoint::OutMsg {
   uint64_t token = 0;
   uint64_t first = 0;  // its first segment's number
   bool fetch = false;
+  uint32_t reply_segs = 0;  // a fetch's room in Active::reply_room until its reply completes
   // When its last segment first went out, for a round-trip sample when it is acked (kNever once
   // sampled). Kept when segments are sent again: see sample_rtt.
   uint64_t sent_at = kNever;
@@ -102,6 +103,7 @@ struct Endpoint::Active {
   uint64_t rack_sent;              // the rack the peer was told last
   uint64_t replied_max = 0;        // id of the newest fetch whose reply completed
   std::map<uint64_t, OutMsg> out;  // incomplete messages by id
+  uint32_t reply_room = 0;         // reply segments the fetches in `out` await
   // The peer's stream to this PE.
   uint64_t msg_start;                 // first segment of the message being received
   std::map<uint64_t, Segment> early;  // segments kept until their message is complete
@@ -299,7 +301,8 @@ void Endpoint::pump(int peer, Peer &p, uint64_t now) {
   a.high = std::max(a.high, a.next_send);
 }
 
-SendResult Endpoint::send(int peer, const void *msg, size_t len, Kind kind, uint64_t token) {
+SendResult Endpoint::send(int peer, const void *msg, size_t len, Kind kind, uint64_t token,
+                          size_t reply_len) {
   Call call(*this, "ud::Endpoint::send");
   Peer &p = peer_at(peer, "ud::Endpoint::send");
   if (p.failed) return SendResult::kFailed;
@@ -308,6 +311,16 @@ SendResult Endpoint::send(int peer, const void *msg, size_t len, Kind kind, uint
     fatal("ud::Endpoint::send", "%zu bytes: more than the window of %u segments", len,
           config_.max_window);
   if (p.next_seq + n - rack(p) > config_.max_window) return SendResult::kBusy;
+  // The peer sends a reply at once, whole, whatever its cwnd: what this PE may receive at a time
+  // is bounded here (a reply of the largest size, alone, always goes).
+  const uint32_t reply_segs =
+      kind == Kind::kFetch
+          ? static_cast<uint32_t>(segments(std::min(reply_len, config_.max_reply), payload_))
+          : 0;
+  if (reply_segs && p.a && p.a->reply_room && p.a->reply_room + reply_segs > config_.max_window) {
+    ++stats_.reply_waits;
+    return SendResult::kBusy;
+  }
   const uint64_t now = cb_.now_ns();
   Active &a = activate(peer, p, now);
   const uint64_t first = p.next_seq;
@@ -316,6 +329,8 @@ SendResult Endpoint::send(int peer, const void *msg, size_t len, Kind kind, uint
   m.token = token;
   m.first = first;
   m.fetch = kind == Kind::kFetch;
+  m.reply_segs = reply_segs;
+  a.reply_room += reply_segs;
   const auto *bytes = static_cast<const uint8_t *>(msg);
   m.data.assign(bytes, bytes + len);
   pump(peer, p, now);
@@ -508,6 +523,7 @@ void Endpoint::on_reply_segment(int peer, Peer &p, const Header &h, const uint8_
   }
   on_ack(peer, p, id + 1, now, false);  // a reply says its request arrived (its header's ack did)
   cb_.on_reply(m.token, bytes, len);
+  a.reply_room -= m.reply_segs;
   a.out.erase(it);
   if (id > a.replied_max) p.rack_echo = !(h.flags & kFlagResent);
   a.replied_max = std::max(a.replied_max, id);

@@ -148,7 +148,8 @@ void Transport::send(int pe, const void *msg, size_t len, Kind kind, Pending *pe
     uint64_t rto = 0;
     {
       std::lock_guard<SpinLock> guard(lock_);
-      r = engine_->send(pe, msg, len, kind, reinterpret_cast<uint64_t>(pending));
+      r = engine_->send(pe, msg, len, kind, reinterpret_cast<uint64_t>(pending),
+                        pending ? pending->capacity : 0);
       flush_sends();
       rto = engine_->rto_ns(pe);
     }
