@@ -1,6 +1,7 @@
 #include "lib/transport/ud/reliable.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -672,6 +673,39 @@ uint64_t Endpoint::rto_ns(int peer) const {
 bool Endpoint::failed(int peer) const {
   const Peer *p = peers_.at(static_cast<size_t>(peer)).get();
   return p && p->failed;
+}
+
+std::string Endpoint::describe(uint64_t now) const {
+  std::string text;
+  const auto ms = [now](uint64_t at) {
+    return at == kNever ? -1.0 : (static_cast<double>(at) - static_cast<double>(now)) / 1e6;
+  };
+  for (int peer : listed_) {
+    const Peer &p = *peers_[static_cast<size_t>(peer)];
+    char line[512];
+    if (!p.a) {
+      snprintf(line, sizeof line, "  peer %d: idle, ack due in %.1f ms\n", peer, ms(p.ack_due));
+      text += line;
+      continue;
+    }
+    const Active &a = *p.a;
+    size_t reply_segs = 0;
+    for (const auto &[id, r] : a.replies) reply_segs += segments(r.size(), payload_);
+    snprintf(line, sizeof line,
+             "  peer %d: cwnd %.1f ssthresh %.1f srtt %.2f ms rto %.2f/%.2f ms; out %zu msgs "
+             "(segments una+%llu sent, +%llu high, +%llu new), %u reply segments awaited; "
+             "in: %zu early, %zu replies cached (%zu segments); resend in %.1f ms, replay in "
+             "%.1f ms, ack in %.1f ms; no progress for %.1f ms\n",
+             peer, static_cast<double>(p.cwnd), static_cast<double>(p.ssthresh), p.srtt / 1e6,
+             static_cast<double>(a.rto) / 1e6, static_cast<double>(a.reply_rto) / 1e6,
+             a.out.size(), static_cast<unsigned long long>(a.next_send - a.una),
+             static_cast<unsigned long long>(a.high - a.una),
+             static_cast<unsigned long long>(p.next_seq - a.una), a.reply_room, a.early.size(),
+             a.replies.size(), reply_segs, ms(a.retx_at), ms(a.replay_at), ms(p.ack_due),
+             static_cast<double>(now - a.progress_at) / 1e6);
+    text += line;
+  }
+  return text;
 }
 
 }  // namespace hoshmem::ud

@@ -84,6 +84,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "lib/transport/net/message_port.h"
@@ -189,6 +190,9 @@ class Endpoint {
   double cwnd(int peer) const;  // congestion window, segments
   uint64_t rto_ns(int peer) const;  // the retransmission timeout a new message to it starts with
   bool failed(int peer) const;
+  // One line per peer with traffic (window, timers, what is outstanding, how long without
+  // progress), for a stall's diagnosis (HOSHMEM_UD_DEBUG_MS).
+  std::string describe(uint64_t now) const;
 
  private:
   struct OutMsg;
