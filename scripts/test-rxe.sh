@@ -55,7 +55,9 @@ filters=("$@")
 # the target's CPU, RMA over UD as well. The guest's default heap is SHMEM_SYMMETRIC_SIZE=64M
 # (rxe pins registered memory: the default 1G gets the guest OOM-killed). SHMEM_INFO=1 on the
 # contended AMOs: over UD every PE says at finalize what its traffic cost (resends, timeouts,
-# duplicates, progress-thread wake-ups), which the guest sums on the test's line.
+# duplicates, progress-thread wake-ups), which the guest sums on the test's line; on the 1 MiB
+# transfers too, and HOSHMEM_UD_DEBUG_MS: a wait of 20 s prints each peer's state to stderr (it
+# hung once more with no datagram lost; the next hang says where).
 die_re='^oshrun:.PE.[0-9]+.died.from.SIG' # run_test.sh options: no spaces
 table() {
   local m
@@ -90,7 +92,7 @@ rc 2 rma_large 300 --env SHMEM_SYMMETRIC_SIZE=100M
 rc 2 coll_reduce 400 --env SHMEM_SYMMETRIC_SIZE=16M
 TESTS
       ud) cat <<TESTS ;;
-ud 2 pitfall_3_completion 400
+ud 2 pitfall_3_completion 400 --env SHMEM_INFO=1 --env HOSHMEM_UD_DEBUG_MS=20000
 ud 2 rma_sized
 TESTS
     esac
@@ -133,7 +135,7 @@ TESTS
   cat <<TESTS
 rc 2 pitfall_3_completion 400
 rc 2 rma_large 400 --env SHMEM_SYMMETRIC_SIZE=100M
-ud 2 pitfall_3_completion 400
+ud 2 pitfall_3_completion 400 --env SHMEM_INFO=1
 rc 4 info 240 --env SHMEM_SYMMETRIC_SIZE=1G --expect-status nonzero --expect-stderr ^hoshmem:.PE.[0-9]+:.shmem_init:.registering.the.symmetric.heap.with.rxe0.pins.it:.[0-9]+.MiB.for.2.PE
 TESTS
 }

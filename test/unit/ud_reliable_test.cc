@@ -98,6 +98,13 @@ class Net {
     EXPECT_LE(bytes.size(), nodes[0]->ep.payload_per_segment() + kHeaderBytes);
     log.push_back({now, from, to, h});
     if ((*this)[from].silent || (*this)[to].silent) return;
+    // A receive queue of rq_slots: the receiver takes a datagram off it only when it arrives, so
+    // one that finds the slots taken by those still on their way is lost (a UD receive queue's
+    // overflow, which soft-RoCE drops without a count).
+    if (rq_slots && in_flight_to(to) >= rq_slots) {
+      ++rq_overflows;
+      return;
+    }
     const Fate fate = script ? script(from, to, h) : Fate::kPass;
     if (fate == Fate::kDrop || chance(fault_)) return;
     const int copies = fate == Fate::kDup || chance(fault_) ? 2 : 1;
@@ -150,6 +157,13 @@ class Net {
   uint64_t latency = 2 * kUs;  // one way, plus up to 1 us of jitter
   std::function<void()> each_step;
   std::vector<Logged> log;  // every datagram sent
+  size_t rq_slots = 0;      // 0: receive queues never overflow
+  uint64_t rq_overflows = 0;
+  size_t in_flight_to(int to) const {
+    size_t n = 0;
+    for (const auto &[at, pk] : wire_) n += pk.to == to;
+    return n;
+  }
 
  private:
   struct Packet {
@@ -450,6 +464,48 @@ TEST(UdReliable, FetchAddIsExactUnderFaults) {
   EXPECT_GT(net[0].ep.stats().replays, 0u);
   net.quiesce();
   EXPECT_EQ(net[0].ep.memory_bytes(), 0u);
+}
+
+// Gets of the largest reply (8 segments) from PE 1, as many as the window lets go at once (a
+// get_nbi of many chunks), into a receive queue of 24 slots (the window and a few acks). The
+// replies awaited count against the window: at most 16 reply segments are on their way, nothing
+// overflows, nothing is replayed. Fails when a fetch's reply size is not counted (16 fetches of
+// one request segment each had 128 reply segments on their way: most overflowed, every replay
+// of them overflowed again, which is how 1 MiB get_nbi crawled on soft-RoCE).
+TEST(UdReliable, RepliesAwaitedStayWithinTheWindow) {
+  Net net(2);
+  net.rq_slots = 24;
+  const Config c = test_config(2);
+  const size_t reply_len = c.max_reply;
+  net[0].handler = [&](int, const uint8_t *msg, size_t len, Reply &reply) {
+    ASSERT_EQ(len, 4u);
+    uint32_t index;
+    std::memcpy(&index, msg, 4);
+    ASSERT_EQ(reply.capacity, reply_len);
+    reply.len = reply_len;
+    for (size_t k = 0; k < reply_len; ++k) reply.data[k] = pattern(0, 1, index, k, 1);
+  };
+  constexpr uint32_t kGets = 64;
+  uint32_t sent = 0;
+  size_t most_in_flight = 0;
+  net.each_step = [&] {
+    most_in_flight = std::max(most_in_flight, net.in_flight_to(1));
+    while (sent < kGets &&
+           net[1].ep.send(0, &sent, 4, Kind::kFetch, sent, reply_len) == SendResult::kOk)
+      ++sent;
+  };
+  net.each_step();
+  ASSERT_TRUE(net.run([&] { return net[1].replies.size() == kGets; }));
+  for (uint32_t i = 0; i < kGets; ++i) {
+    ASSERT_EQ(net[1].replies[i].size(), 1u);
+    const std::vector<uint8_t> &r = net[1].replies[i][0];
+    ASSERT_EQ(r.size(), reply_len);
+    for (size_t k = 0; k < reply_len; ++k) ASSERT_EQ(r[k], pattern(0, 1, i, k, 1)) << i << " " << k;
+  }
+  EXPECT_EQ(net.rq_overflows, 0u);
+  EXPECT_LE(most_in_flight, size_t{c.max_window} + 4);
+  EXPECT_EQ(net[0].ep.stats().replays, 0u);
+  EXPECT_GT(net[1].ep.stats().reply_waits, 0u);  // the bound, not the send window, held them
 }
 
 // Scripted: the reply to PE 1's first fetching add is lost, and a duplicate of the request arrives

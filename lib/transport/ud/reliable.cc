@@ -1,6 +1,7 @@
 #include "lib/transport/ud/reliable.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -72,6 +73,7 @@ struct Endpoint::OutMsg {
   uint64_t token = 0;
   uint64_t first = 0;  // its first segment's number
   bool fetch = false;
+  uint32_t reply_segs = 0;  // a fetch's room in Active::reply_room until its reply completes
   // When its last segment first went out, for a round-trip sample when it is acked (kNever once
   // sampled). Kept when segments are sent again: see sample_rtt.
   uint64_t sent_at = kNever;
@@ -102,6 +104,7 @@ struct Endpoint::Active {
   uint64_t rack_sent;              // the rack the peer was told last
   uint64_t replied_max = 0;        // id of the newest fetch whose reply completed
   std::map<uint64_t, OutMsg> out;  // incomplete messages by id
+  uint32_t reply_room = 0;         // reply segments the fetches in `out` await
   // The peer's stream to this PE.
   uint64_t msg_start;                 // first segment of the message being received
   std::map<uint64_t, Segment> early;  // segments kept until their message is complete
@@ -299,7 +302,8 @@ void Endpoint::pump(int peer, Peer &p, uint64_t now) {
   a.high = std::max(a.high, a.next_send);
 }
 
-SendResult Endpoint::send(int peer, const void *msg, size_t len, Kind kind, uint64_t token) {
+SendResult Endpoint::send(int peer, const void *msg, size_t len, Kind kind, uint64_t token,
+                          size_t reply_len) {
   Call call(*this, "ud::Endpoint::send");
   Peer &p = peer_at(peer, "ud::Endpoint::send");
   if (p.failed) return SendResult::kFailed;
@@ -308,6 +312,16 @@ SendResult Endpoint::send(int peer, const void *msg, size_t len, Kind kind, uint
     fatal("ud::Endpoint::send", "%zu bytes: more than the window of %u segments", len,
           config_.max_window);
   if (p.next_seq + n - rack(p) > config_.max_window) return SendResult::kBusy;
+  // The peer sends a reply at once, whole, whatever its cwnd: what this PE may receive at a time
+  // is bounded here (a reply of the largest size, alone, always goes).
+  const uint32_t reply_segs =
+      kind == Kind::kFetch
+          ? static_cast<uint32_t>(segments(std::min(reply_len, config_.max_reply), payload_))
+          : 0;
+  if (reply_segs && p.a && p.a->reply_room && p.a->reply_room + reply_segs > config_.max_window) {
+    ++stats_.reply_waits;
+    return SendResult::kBusy;
+  }
   const uint64_t now = cb_.now_ns();
   Active &a = activate(peer, p, now);
   const uint64_t first = p.next_seq;
@@ -316,6 +330,8 @@ SendResult Endpoint::send(int peer, const void *msg, size_t len, Kind kind, uint
   m.token = token;
   m.first = first;
   m.fetch = kind == Kind::kFetch;
+  m.reply_segs = reply_segs;
+  a.reply_room += reply_segs;
   const auto *bytes = static_cast<const uint8_t *>(msg);
   m.data.assign(bytes, bytes + len);
   pump(peer, p, now);
@@ -508,6 +524,7 @@ void Endpoint::on_reply_segment(int peer, Peer &p, const Header &h, const uint8_
   }
   on_ack(peer, p, id + 1, now, false);  // a reply says its request arrived (its header's ack did)
   cb_.on_reply(m.token, bytes, len);
+  a.reply_room -= m.reply_segs;
   a.out.erase(it);
   if (id > a.replied_max) p.rack_echo = !(h.flags & kFlagResent);
   a.replied_max = std::max(a.replied_max, id);
@@ -656,6 +673,39 @@ uint64_t Endpoint::rto_ns(int peer) const {
 bool Endpoint::failed(int peer) const {
   const Peer *p = peers_.at(static_cast<size_t>(peer)).get();
   return p && p->failed;
+}
+
+std::string Endpoint::describe(uint64_t now) const {
+  std::string text;
+  const auto ms = [now](uint64_t at) {
+    return at == kNever ? -1.0 : (static_cast<double>(at) - static_cast<double>(now)) / 1e6;
+  };
+  for (int peer : listed_) {
+    const Peer &p = *peers_[static_cast<size_t>(peer)];
+    char line[512];
+    if (!p.a) {
+      snprintf(line, sizeof line, "  peer %d: idle, ack due in %.1f ms\n", peer, ms(p.ack_due));
+      text += line;
+      continue;
+    }
+    const Active &a = *p.a;
+    size_t reply_segs = 0;
+    for (const auto &[id, r] : a.replies) reply_segs += segments(r.size(), payload_);
+    snprintf(line, sizeof line,
+             "  peer %d: cwnd %.1f ssthresh %.1f srtt %.2f ms rto %.2f/%.2f ms; out %zu msgs "
+             "(segments una+%llu sent, +%llu high, +%llu new), %u reply segments awaited; "
+             "in: %zu early, %zu replies cached (%zu segments); resend in %.1f ms, replay in "
+             "%.1f ms, ack in %.1f ms; no progress for %.1f ms\n",
+             peer, static_cast<double>(p.cwnd), static_cast<double>(p.ssthresh), p.srtt / 1e6,
+             static_cast<double>(a.rto) / 1e6, static_cast<double>(a.reply_rto) / 1e6,
+             a.out.size(), static_cast<unsigned long long>(a.next_send - a.una),
+             static_cast<unsigned long long>(a.high - a.una),
+             static_cast<unsigned long long>(p.next_seq - a.una), a.reply_room, a.early.size(),
+             a.replies.size(), reply_segs, ms(a.retx_at), ms(a.replay_at), ms(p.ack_due),
+             static_cast<double>(now - a.progress_at) / 1e6);
+    text += line;
+  }
+  return text;
 }
 
 }  // namespace hoshmem::ud

@@ -39,9 +39,13 @@
 //     (send returns kFailed, its datagrams are ignored).
 //
 // Back-pressure: send() copies the message and returns kOk when the peer's send buffer, counted
-// in segments from the first segment of the oldest incomplete message, stays within max_window;
-// else kBusy (the caller polls and retries; nothing is queued). cwnd decides how much of that
-// buffer is on the wire.
+// in segments from the first segment of the oldest incomplete message, stays within max_window,
+// and when the replies awaited from the peer (each fetch's reply_len, in segments) stay within
+// max_window too (a fetch alone may always go); else kBusy (the caller polls and retries; nothing
+// is queued). cwnd decides how much of the send buffer is on the wire. The second bound is the
+// receiver's: replies are not paced by cwnd, so without it 32 gets of 32 segments each had 1024
+// reply datagrams on their way to a receive queue of a few hundred, and what overflowed a
+// receive queue is lost (on soft-RoCE 16% of a test's datagrams), resent, lost again.
 //
 // Memory: an idle peer (nothing outstanding, no ack owed) holds idle_peer_bytes() (56 bytes) plus
 // its slot in the table of npes pointers; its buffers are freed when it becomes idle. A peer with
@@ -80,6 +84,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "lib/transport/net/message_port.h"
@@ -155,6 +160,7 @@ struct Stats {
   uint64_t rtt_samples = 0;      // round trips measured (acks of messages never resent)
   uint64_t delivered = 0;        // requests given to the handler
   uint64_t dropped = 0;          // malformed or outside the window
+  uint64_t reply_waits = 0;      // sends refused (kBusy) for the room of replies awaited
 };
 
 class Endpoint {
@@ -166,8 +172,10 @@ class Endpoint {
 
   // Copies `len` bytes (at most max_window segments' payload, else fatal) for `peer`. kOk: it is
   // on its way and will complete through on_acked/on_reply/on_failed with `token`. kBusy: the
-  // send buffer is full; poll and retry. kFailed: the peer failed earlier.
-  SendResult send(int peer, const void *msg, size_t len, Kind kind, uint64_t token);
+  // send buffer is full, or (kFetch) the replies awaited would exceed the window with this one's
+  // `reply_len` bytes; poll and retry. kFailed: the peer failed earlier.
+  SendResult send(int peer, const void *msg, size_t len, Kind kind, uint64_t token,
+                  size_t reply_len = 0);
   // A datagram that arrived from `peer` (its header included); valid during the call only.
   void on_datagram(int peer, const void *bytes, size_t len);
   // Does what is due (retransmissions, delayed acks, give-ups); returns the next time (ns of
@@ -182,6 +190,9 @@ class Endpoint {
   double cwnd(int peer) const;  // congestion window, segments
   uint64_t rto_ns(int peer) const;  // the retransmission timeout a new message to it starts with
   bool failed(int peer) const;
+  // One line per peer with traffic (window, timers, what is outstanding, how long without
+  // progress), for a stall's diagnosis (HOSHMEM_UD_DEBUG_MS).
+  std::string describe(uint64_t now) const;
 
  private:
   struct OutMsg;

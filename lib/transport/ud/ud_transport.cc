@@ -55,6 +55,7 @@ Transport::~Transport() { shutdown(); }
 bool Transport::init(ib::Device *device, int me, int npes, const Options &options,
                      RequestHandler *handler, ErrorHandler on_error, std::string *why) {
   options_ = options;
+  if (const char *ms = getenv("HOSHMEM_UD_DEBUG_MS")) debug_ns_ = strtoull(ms, nullptr, 10) * 1'000'000;
   dev_ = device;
   me_ = me;
   npes_ = npes;
@@ -148,7 +149,8 @@ void Transport::send(int pe, const void *msg, size_t len, Kind kind, Pending *pe
     uint64_t rto = 0;
     {
       std::lock_guard<SpinLock> guard(lock_);
-      r = engine_->send(pe, msg, len, kind, reinterpret_cast<uint64_t>(pending));
+      r = engine_->send(pe, msg, len, kind, reinterpret_cast<uint64_t>(pending),
+                        pending ? pending->capacity : 0);
       flush_sends();
       rto = engine_->rto_ns(pe);
     }
@@ -173,8 +175,46 @@ void Transport::send(int pe, const void *msg, size_t len, Kind kind, Pending *pe
 template <class Done>
 void Transport::wait_for(const Done &done) {
   progress::Thread::Polling polling(thread_);
-  while (!done())
+  uint64_t next_dump = 0;
+  for (uint32_t i = 1; !done(); ++i) {
     if (!serve()) sched_yield();
+    // The clock only every 1024th pass: on a guest it is an emulated device.
+    if (debug_ns_ && i % 1024 == 0) {
+      const uint64_t now = monotonic_ns();
+      if (next_dump == 0) {
+        next_dump = now + debug_ns_;
+      } else if (now >= next_dump) {
+        next_dump = now + debug_ns_;
+        dump("a wait");
+      }
+    }
+  }
+}
+
+// HOSHMEM_UD_DEBUG_MS: what this PE's engine holds, to stderr, when a wait takes that long.
+void Transport::dump(const char *why) {
+  std::string text;
+  {
+    std::lock_guard<SpinLock> guard(lock_);
+    if (!engine_) return;
+    const ud::Stats &e = engine_->stats();
+    char head[400];
+    snprintf(head, sizeof head,
+             "hoshmem: PE %d: UD: %s is %llu ms long: %llu datagrams sent, %llu received, %llu "
+             "resent, %llu replays, %llu timeouts, %llu duplicates, %llu requests outstanding, "
+             "%zu send slots free\n",
+             me_, why, static_cast<unsigned long long>(debug_ns_ / 1'000'000),
+             static_cast<unsigned long long>(e.datagrams),
+             static_cast<unsigned long long>(received_),
+             static_cast<unsigned long long>(e.retransmits),
+             static_cast<unsigned long long>(e.replays),
+             static_cast<unsigned long long>(e.timeouts),
+             static_cast<unsigned long long>(e.duplicates),
+             static_cast<unsigned long long>(outstanding_.load(std::memory_order_relaxed)),
+             free_sends_.size());
+    text = head + engine_->describe(monotonic_ns());
+  }
+  fputs(text.c_str(), stderr);
 }
 
 void Transport::post(int pe, const void *msg, size_t len) {

@@ -128,6 +128,7 @@ class Transport final : public net::MessagePort, private Callbacks {
   template <class Done>
   void wait_for(const Done &done);
   bool serve_locked();
+  void dump(const char *why);
   void flush_sends();
   void reap_sends();
   void post_receive(unsigned slot);
@@ -166,6 +167,7 @@ class Transport final : public net::MessagePort, private Callbacks {
   uint64_t received_ = 0, received_by_thread_ = 0, full_polls_ = 0, busy_ = 0,
            posts_ = 0, idle_passes_ = 0;  // under lock_
   std::vector<Pending *> pool_;          // free call_nbi records
+  uint64_t debug_ns_ = 0;                // HOSHMEM_UD_DEBUG_MS: dump a wait this long
   progress::Thread thread_;
 };
 
