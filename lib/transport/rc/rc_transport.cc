@@ -1400,7 +1400,6 @@ bool Transport::open_arrivals(unsigned depth, std::string *why) {
     const int flags = fcntl(arrivals_channel_->fd, F_GETFL);
     fcntl(arrivals_channel_->fd, F_SETFL, flags | O_NONBLOCK);
   }
-  arrivals_depth_ = depth;
   // A write with immediate consumes a receive and scatters nothing: receives without buffers.
   for (unsigned i = 0; i < depth; ++i) {
     ibv_recv_wr wr{}, *bad = nullptr;

@@ -363,7 +363,6 @@ class Transport {
   ibv_comp_channel *arrivals_channel_ = nullptr;
   ibv_cq *arrivals_cq_ = nullptr;
   ibv_srq *arrivals_srq_ = nullptr;
-  unsigned arrivals_depth_ = 0;
   std::mutex arrivals_mutex_;
   bool open_arrivals(unsigned depth, std::string *why);
   void close_arrivals();

@@ -29,6 +29,8 @@
 #include <memory>
 #include <vector>
 
+#include "lib/transport/ib/barriers.h"
+
 namespace hoshmem::ring {
 
 constexpr size_t kHeaderBytes = 8;
@@ -106,9 +108,8 @@ class Receiver {
   bool ready() const { return load_header(consumer_->load(std::memory_order_relaxed)) != 0; }
 
  private:
-  // Acquire orders the payload after the header between CPUs. Where an HCA writes the ring, some
-  // architectures need the device-read ordering as well (aarch64: dmb oshld, what
-  // ib::cqe_owner_before_body gives); the ring's HCA transport must supply it.
+  // Acquire orders the payload after the header between CPUs; poll() adds the device-read
+  // ordering an HCA's writes need (aarch64: dmb oshld, ib::cqe_owner_before_body).
   uint64_t load_header(uint64_t position) const {
     return reinterpret_cast<std::atomic<uint64_t> *>(ring_ + (position & (bytes_ - 1)))
         ->load(std::memory_order_acquire);
@@ -130,6 +131,7 @@ size_t Receiver::poll(Handler &&handle, size_t limit) {
   for (; n < limit; ++n) {
     const uint64_t h = load_header(position);
     if (h == 0) break;
+    ib::cqe_owner_before_body();  // the payload an HCA wrote before this header, as for a CQE
     const size_t len = header_length(h);
     handle(header_sender(h), payload(position + kHeaderBytes, len), len);
     const uint64_t size = footprint(len);

@@ -191,6 +191,7 @@ bool Transport::collect_locked() {
     if (!s.busy) continue;
     const uint64_t word = slot_word(i)->load(std::memory_order_acquire);
     if (word == 0) continue;
+    ib::cqe_owner_before_body();  // the reply the HCA wrote before the word
     const size_t len = std::min<size_t>(word - 1, s.capacity);
     if (len) memcpy(s.reply, area_ + kReplySlotsOffset + size_t{i} * kReplySlotBytes + 64, len);
     if (s.len_out) *s.len_out = len;
