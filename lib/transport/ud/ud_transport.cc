@@ -147,8 +147,10 @@ void Transport::send(int pe, const void *msg, size_t len, Kind kind, Pending *pe
   for (;;) {
     SendResult r;
     uint64_t rto = 0;
+    uint32_t seen;  // completions before a refusal: taken under the lock that completes them
     {
       std::lock_guard<SpinLock> guard(lock_);
+      seen = completions_.load(std::memory_order_relaxed);
       r = engine_->send(pe, msg, len, kind, reinterpret_cast<uint64_t>(pending),
                         pending ? pending->capacity : 0);
       flush_sends();
@@ -166,8 +168,9 @@ void Transport::send(int pe, const void *msg, size_t len, Kind kind, Pending *pe
       std::lock_guard<SpinLock> guard(lock_);
       ++busy_;
     }
-    // The peer's window is full: it opens when one of our messages completes.
-    const uint32_t seen = completions_.load(std::memory_order_acquire);
+    // The peer's window is full: it opens when one of our messages completes. `seen` was read
+    // with the refusal: read here, the completions of the moment between would be missed and,
+    // when they were the last, the wait would never end.
     wait_for([&] { return completions_.load(std::memory_order_acquire) != seen; });
   }
 }
