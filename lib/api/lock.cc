@@ -1,12 +1,16 @@
 // Distributed locks: a queue lock (MCS) spread over the symmetric long of every PE, so waiters are
 // served first-come first-served and each one waits on its own memory, not on a shared word.
 //
+// With HOSHMEM_LOCK=hybrid the routines hand over to lib/core/hybrid_lock.h instead.
+//
 // The lock is a symmetric long, zero when unused. Its two 32-bit halves:
-//   tail (low half, used on PE 0 only): 1 + the last PE in the queue, 0 if the lock is free;
+//   tail (low half, used on the lock's home PE only, hybrid_lock::home): 1 + the last PE in the
+//        queue, 0 if the lock is free;
 //   node (high half, on each PE): 1 + the PE queued behind this one (0: none yet), plus the
 //        WAITING bit while this PE waits for its predecessor to hand the lock over.
 #include "lib/api/api.h"
 #include "lib/atomics/cpu_atomics.h"
+#include "lib/core/hybrid_lock.h"
 
 using namespace hoshmem;
 using atomics::AmoOp;
@@ -19,8 +23,9 @@ constexpr uint32_t kNextMask = kWaiting - 1;
 struct LockWords {
   long *lock;
   const char *routine;
+  int home = hybrid_lock::home(lock, routine);
 
-  uint32_t *tail() const { return half(0, 0); }
+  uint32_t *tail() const { return half(home, 0); }
   uint32_t *node(int pe) const { return half(pe, 1); }
   uint32_t *half(int pe, int which) const {
     return reinterpret_cast<uint32_t *>(amo_address(lock, sizeof(long), pe, routine)) + which;
@@ -62,10 +67,11 @@ uint32_t update(const LockWords &w, int pe, int which, AmoOp op, uint32_t operan
 extern "C" {
 
 void pshmem_set_lock(long *lock) {
+  if (hybrid_lock::enabled()) return hybrid_lock::set(lock, HOSHMEM_ROUTINE);
   LockWords w{lock, HOSHMEM_ROUTINE};
   uint32_t *mine = w.node(rt.me);
   update(w, rt.me, 1, AmoOp::Set, kWaiting);
-  uint32_t prev = update(w, 0, 0, AmoOp::Swap, rt.me + 1);
+  uint32_t prev = update(w, w.home, 0, AmoOp::Swap, rt.me + 1);
   if (prev == 0) {
     // Only drop WAITING: a successor may already have linked itself into our node.
     update(w, rt.me, 1, AmoOp::FetchAnd, ~kWaiting);
@@ -79,11 +85,12 @@ void pshmem_set_lock(long *lock) {
 }
 
 void pshmem_clear_lock(long *lock) {
+  if (hybrid_lock::enabled()) return hybrid_lock::clear(lock, HOSHMEM_ROUTINE);
   LockWords w{lock, HOSHMEM_ROUTINE};
   std::atomic_thread_fence(std::memory_order_seq_cst);  // quiet the default context first
   if (rt.remote_atomics) rt.remote_atomics->quiet();
   const uint32_t me1 = rt.me + 1;
-  if (update(w, 0, 0, AmoOp::CompareSwap, 0, me1) == me1) return;  // nobody queued behind us
+  if (update(w, w.home, 0, AmoOp::CompareSwap, 0, me1) == me1) return;  // nobody queued behind us
   uint32_t *mine = w.node(rt.me);
   wait_until_ready(rt.wait, rt.control[rt.me], shm::kSleepForSync,
                    [&] { return (load(mine) & kNextMask) != 0; });
@@ -95,9 +102,10 @@ void pshmem_clear_lock(long *lock) {
 
 // 0 if the lock was free and is now held, 1 if it was already set.
 int pshmem_test_lock(long *lock) {
+  if (hybrid_lock::enabled()) return hybrid_lock::test(lock, HOSHMEM_ROUTINE);
   LockWords w{lock, HOSHMEM_ROUTINE};
   update(w, rt.me, 1, AmoOp::Set, 0);
-  return update(w, 0, 0, AmoOp::CompareSwap, rt.me + 1, 0) == 0 ? 0 : 1;
+  return update(w, w.home, 0, AmoOp::CompareSwap, rt.me + 1, 0) == 0 ? 0 : 1;
 }
 
 }  // extern "C"

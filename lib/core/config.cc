@@ -64,6 +64,18 @@ constexpr Variable kVariables[] = {
      "written with RDMA over rc or dc, room reserved with HCA fetch-adds (every PE needs HCA "
      "atomics), a progress thread woken by writes with immediate; off = none in all-HW mode "
      "(all-SW mode refuses it)"},
+    {"HOSHMEM_LOCK", nullptr, "mcs", "mcs or hybrid",
+     "shmem_set_lock and friends: mcs = a queue lock whose every step uses the job's atomics "
+     "(HCA loopback included in all-HW mode); hybrid = a lock that migrates between CPU atomics "
+     "on its home's node and HCA atomics for everyone, with a lock manager on the home for "
+     "other nodes' PEs while it is in CPU mode"},
+    {"HOSHMEM_LOCK_HOME", nullptr, "hash", "hash or pe0",
+     "the PE a lock lives on (the MCS tail, the hybrid lock's words and manager): hash = chosen "
+     "from the lock's address, so many locks spread over the PEs; pe0 = every lock on PE 0"},
+    {"HOSHMEM_LOCK_POLICY", nullptr, "4", "eager, always or an acquisition count 1 to 65535",
+     "hybrid locks: when a lock migrates to the side that asks for it: N = after N acquisitions "
+     "in a row from the side that does not own its mode (hysteresis); eager = at the first "
+     "(1); always = eager, and each release by the home's node flips the mode too (tests)"},
     {"HOSHMEM_DCI_COUNT", nullptr, "8", "1 to 64",
      "DC: initiators per context (the default context's and each context's own); a peer keeps "
      "one while it has operations outstanding"},
@@ -191,6 +203,14 @@ Config load_config() {
   c.transport = choice_var("HOSHMEM_TRANSPORT", {"auto", "rc", "dc", "ud"});
   c.acc = choice_var("HOSHMEM_ACC", {"auto", "owner", "caller", "nic"});
   c.am = choice_var("HOSHMEM_AM", {"auto", "ud", "ring", "off"});
+  c.lock = choice_var("HOSHMEM_LOCK", {"mcs", "hybrid"});
+  c.lock_home = choice_var("HOSHMEM_LOCK_HOME", {"hash", "pe0"});
+  c.lock_policy = parsed_var("HOSHMEM_LOCK_POLICY", [](const char *text) -> std::optional<uint64_t> {
+    if (strcmp(text, "eager") == 0) return 1;
+    if (strcmp(text, "always") == 0) return 0;
+    auto n = parse_uint(text);
+    return n && *n >= 1 && *n <= 65535 ? n : std::nullopt;
+  });
   c.device = raw(variable("HOSHMEM_DEVICE"), &unused_source);  // checked when it is opened
   auto auto_or = [](uint64_t hi) {
     return [hi](const char *text) -> std::optional<int> {

@@ -12,6 +12,7 @@
 #include "lib/atomics/cpu_atomics.h"
 #include "lib/atomics/wide.h"
 #include "lib/core/accumulate.h"
+#include "lib/core/hybrid_lock.h"
 #include "lib/core/rdma.h"
 #include "lib/core/runtime.h"
 #include "lib/transport/net/peer.h"
@@ -30,7 +31,9 @@ struct AddressRecord {
   char why_not[96];
 };
 
-enum MessageType : uint8_t { kAmo = 1, kPut = 2, kGet = 3, kAccumulate = 4, kWideAmo = 5 };
+enum MessageType : uint8_t {
+  kAmo = 1, kPut = 2, kGet = 3, kAccumulate = 4, kWideAmo = 5, kLock = 6
+};
 // Where a message's bytes are on the target: an offset in its "file" (control area, then heap, one
 // address range: the same layout on every PE) or in its globals.
 enum Segment : uint8_t { kFile = 0, kGlobals = 1 };
@@ -72,6 +75,15 @@ struct WideAmoMessage {
   Place place;
   uint8_t op;  // atomics::AmoOp
   uint8_t reserved[7];
+};
+
+// A request to the manager of a hybrid lock homed on the target (lib/core/hybrid_lock.h). Its
+// reply: one hybrid_lock::Answer byte.
+struct LockMessage {
+  uint8_t type;     // kLock
+  uint8_t request;  // hybrid_lock::Request
+  uint8_t reserved[6];
+  uint64_t key;     // the lock's place in the symmetric segment
 };
 
 [[noreturn]] void ud_failed(int pe, const char *cause) {
@@ -155,7 +167,9 @@ class MessageAtomics final : public atomics::AtomicBackend, public net::RequestH
   }
 
   // On the target: the request of PE `pe`. An AMO is executed on our word with a CPU atomic.
-  void handle(int, const void *msg, size_t len, net::Reply &reply) override {
+  void handle(int from, const void *msg, size_t len, net::Reply &reply) override {
+    if (len == sizeof(LockMessage) && static_cast<const uint8_t *>(msg)[0] == kLock)
+      return lock_here(from, msg, reply);
     Place p;
     if (len < sizeof p) return;
     memcpy(&p, msg, sizeof p);
@@ -294,6 +308,17 @@ class MessageAtomics final : public atomics::AtomicBackend, public net::RequestH
         if (status[i] == kRefused)
           fatal(routine, "PE %d refused an accumulate of %zu bytes at %p (not in its segment)",
                 pe, std::min(chunk, bytes - i * chunk), static_cast<char *>(sym) + i * chunk);
+    }
+  }
+
+  void lock_here(int from, const void *msg, net::Reply &reply) {
+    LockMessage m;
+    memcpy(&m, msg, sizeof m);
+    const auto answer =
+        hybrid_lock::serve(from, static_cast<hybrid_lock::Request>(m.request), m.key);
+    if (reply.capacity >= 1) {
+      reply.data[0] = answer;
+      reply.len = 1;
     }
   }
 
@@ -449,6 +474,18 @@ progress::Thread *messages_thread() { return g_am ? g_am->port->thread() : nullp
 void messages_accumulate(int pe, void *sym, uint8_t type, uint8_t op, size_t elem,
                          const void *source, size_t bytes, bool locked, const char *routine) {
   g_am->accumulate(pe, sym, type, op, elem, source, bytes, locked, routine);
+}
+
+uint8_t messages_lock(int pe, uint8_t request, uint64_t key) {
+  const LockMessage m{kLock, request, {}, key};
+  uint8_t answer = hybrid_lock::kRefused;
+  g_am->port->call(pe, &m, sizeof m, &answer, 1);
+  return answer;
+}
+
+void messages_lock_post(int pe, uint8_t request, uint64_t key) {
+  const LockMessage m{kLock, request, {}, key};
+  g_am->port->post(pe, &m, sizeof m);
 }
 
 void messages_put(int pe, void *sym, const void *source, size_t bytes) {

@@ -12,6 +12,7 @@
 #include "lib/atomics/wide.h"
 #include "lib/base/parse.h"
 #include "lib/core/accumulate.h"
+#include "lib/core/hybrid_lock.h"
 #include "lib/core/messages.h"
 #include "lib/core/rdma.h"
 #include "lib/core/team.h"
@@ -244,6 +245,7 @@ void runtime_init(int requested, int *provided, const char *routine) {
   }
   rt.cpu_atomics_ok = rt.cpu_atomics_table.get();
   acc::accumulate_init();
+  hybrid_lock::setup(routine);
   rt.barrier.setup(rt.me, controls, &rt.wait);
   create_predefined_teams();
 
@@ -269,6 +271,7 @@ void runtime_finalize() {
   if (--rt.init_count > 0) return;  // not the last finalize: it acts as barrier_all
   retract_fast_path();
   rt.initialized = false;
+  if (rt.config.info) hybrid_lock::print_stats();
   destroy_all_teams();
   if (rt.remote_atomics) {
     // The last writes to other PEs (the barrier's, the teams') must be acknowledged before any
@@ -334,6 +337,7 @@ void runtime_print_info(FILE *out) {
     fprintf(out, "  network state: %s\n", rdma_footprint().c_str());
   }
   fprintf(out, "  accumulate: %s\n", acc::accumulate_rule().c_str());
+  fprintf(out, "  locks: %s\n", hybrid_lock::description());
   fprintf(out, "  wide masked atomics: %s\n", atomics::wide_rule(rt.remote_atomics).c_str());
   fprintf(out, "  symmetric heap: %s at %p (%s on every PE)\n",
           format_size(rt.memory.heap_size(), size, sizeof size), rt.memory.heap_base(),
