@@ -30,11 +30,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "lib/core/hybrid_lock_protocol.h"  // Request, Answer: the manager's messages
+
 namespace hoshmem::hybrid_lock {
 
-// Lock manager requests (lib/core/messages.cc carries them; serve() answers on the home).
-enum Request : uint8_t { kAcquire = 1, kMigrated = 2, kRelease = 3 };
-enum Answer : uint8_t { kGranted = 1, kMigrate = 2, kBusy = 3, kNetworkMode = 4, kRefused = 5 };
 
 // At shmem_init, after the transports: reads HOSHMEM_LOCK*, refuses a hybrid lock the job cannot
 // run (another node's lock manager unreachable: no messages). `routine` names the caller.
