@@ -17,17 +17,19 @@
  *   lock contend N           for k = 1..npes: PEs 0..k-1 take the lock homed on PE 0 N times each,
  *                            all at once. "contend K US" (the slowest contender's time per its own
  *                            acquisition).
- *   lock ring N              a token goes round the PEs N times; PE i waits for it computing (a
- *                            plain load every 4096 steps), takes the lock homed on its successor,
- *                            puts a value there, sets the successor's token, releases. "ring N MS"
+ *   lock ring N              a token goes round the PEs N times; PE i waits for it inside the
+ *                            library, takes the lock homed on its successor, puts a value there,
+ *                            sets the successor's token, releases, then computes LOCK_COMPUTE_US
+ *                            (default 20 us; no library call) while the token goes on. "ring N MS"
  *                            (total) and "hop N US" (per hand-over).
- *   lock migrate N X         PE 1 takes the lock homed on PE 0 N times; meanwhile PE 2 takes it X
- *                            times, spread over PE 1's loop (PE 2 reads PE 1's progress with
- *                            gets). "migrate X US" (PE 1's time per acquisition).
+ *   lock migrate N X         PE 1 takes the lock homed on PE 0 N times, in X blocks (one if X is
+ *                            0); after each block PE 2 takes it once (the two hand turns over with
+ *                            puts, waiting inside the library). "migrate X US": PE 1's time per
+ *                            acquisition, its blocks only; "remote X US": PE 2's.
  *   lock tasks N             a leader per node (PE 0 and PE npes/2), N rounds of lock-put-unlock
  *                            to each PE of its node's lock, then to the other leader's lock, then
  *                            to its node's locks again. "tasks N MS" (total, slower leader).
- * Timed loops (intra, computing, contend): best of 3 after an untimed one. Every run ends with
+ * Timed loops (intra, computing, spread, contend): best of 3 after an untimed one. Every run ends with
  * "acquisitions A" (all PEs' shmem_set_lock calls, untimed ones included), the divisor for the
  * counts SHMEM_INFO prints at finalize. */
 #include <shmem.h>
@@ -54,6 +56,14 @@ static void take(long *l) {
 }
 
 static double now(void) { return shmemx_wtime(); }
+
+/* An arithmetic loop outside the library for `us` microseconds. */
+static void compute_for(double us) {
+  volatile double x = 1.0;
+  const double until = now() + us * 1e-6;
+  while (now() < until)
+    for (int i = 0; i < 256; i++) x = x * 1.0000001 + 1e-9;
+}
 
 /* An arithmetic loop outside the library until *f (plain loads) reaches `until`. */
 static void compute_until(long *f, long until) {
@@ -94,6 +104,7 @@ int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "intra";
   const long n = argc > 2 ? atol(argv[2]) : 100;
   const long x = argc > 3 ? atol(argv[3]) : 0;
+  const double compute_us = getenv("LOCK_COMPUTE_US") ? atof(getenv("LOCK_COMPUTE_US")) : 20;
   shmem_init();
   me = shmem_my_pe();
   npes = shmem_n_pes();
@@ -144,13 +155,7 @@ int main(int argc, char **argv) {
       shmem_quiet();
     }
   } else if (strcmp(what, "spread") == 0) {
-    long *l = lock_on((me + 1) % npes);
-    const double t0 = now();
-    for (long i = 0; i < n; i++) {
-      take(l);
-      shmem_clear_lock(l);
-    }
-    took = (now() - t0) / (double)n;
+    took = lock_loop(lock_on((me + 1) % npes), n);
     const double worst = slowest();
     if (me == 0) printf("spread 0 %.2f\n", 1e6 * worst);
   } else if (strcmp(what, "contend") == 0) {
@@ -168,38 +173,53 @@ int main(int argc, char **argv) {
     const double t0 = now();
     if (me == 0) token = 1;  /* PE 0 holds the token of round 1 */
     for (long r = 1; r <= n; r++) {
-      compute_until(&token, r);
+      shmem_long_wait_until(&token, SHMEM_CMP_GE, r);
       take(l);
       shmem_long_p(&value, r, succ);
       shmem_fence();
       /* the successor's turn: round r, or r + 1 when it is PE 0 */
       shmem_long_p(&token, succ == 0 ? r + 1 : r, succ);
       shmem_clear_lock(l);
+      compute_for(compute_us);
     }
     if (me == 0) {
-      compute_until(&token, n + 1);
+      shmem_long_wait_until(&token, SHMEM_CMP_GE, n + 1);
       const double total = now() - t0;
       printf("ring %ld %.2f\nhop %ld %.2f\n", n, 1e3 * total, n, 1e6 * total / (double)(n * npes));
     }
   } else if (strcmp(what, "migrate") == 0) {
+    long *l = lock_on(0);
     if (me == 1) {
-      long *l = lock_on(0);
-      const double t0 = now();
-      for (long i = 0; i < n; i++) {
-        take(l);
-        shmem_clear_lock(l);
-        __atomic_store_n(&progress, i + 1, __ATOMIC_RELEASE);
+      /* blocks of n/x acquisitions (timed), PE 2's j-th acquisition between block j and j+1 */
+      double busy = 0;
+      long j = 0;
+      for (long i = 0; i < n;) {
+        const long end = x > 0 && j < x ? (j + 1) * n / x : n;
+        const double t0 = now();
+        for (; i < end; i++) {
+          take(l);
+          shmem_clear_lock(l);
+        }
+        busy += now() - t0;
+        if (x > 0 && j < x) {
+          shmem_long_p(&token, ++j, 2);  /* PE 2's turn */
+          shmem_quiet();
+          shmem_long_wait_until(&progress, SHMEM_CMP_GE, j);
+        }
       }
-      printf("migrate %ld %.2f\n", x, 1e6 * (now() - t0) / (double)n);
+      printf("migrate %ld %.2f\n", x, 1e6 * busy / (double)n);
     } else if (me == 2) {
-      long *l = lock_on(0);
-      const struct timespec pause = {0, 20 * 1000};
-      for (long j = 0; j < x; j++) {
-        const long at = j * n / x;  /* PE 1's progress before PE 2's j-th acquisition */
-        while (shmem_long_g(&progress, 1) < at) nanosleep(&pause, NULL);
+      double busy = 0;
+      for (long j = 1; j <= x; j++) {
+        shmem_long_wait_until(&token, SHMEM_CMP_GE, j);
+        const double t0 = now();
         take(l);
         shmem_clear_lock(l);
+        busy += now() - t0;
+        shmem_long_p(&progress, j, 1);
+        shmem_quiet();
       }
+      if (x > 0) printf("remote %ld %.2f\n", x, 1e6 * busy / (double)x);
     }
   } else if (strcmp(what, "tasks") == 0) {
     const int half = npes / 2, leader = me < half ? 0 : half, other = me < half ? half : 0;

@@ -14,10 +14,12 @@
 #   spread     every PE locks a lock homed on PE (me+1)%4, all at once: the locks all on PE 0
 #              (HOSHMEM_LOCK_HOME=pe0) and each on its own PE (hash, the lock chosen by its home)
 #   contend    one lock homed on PE 0, PEs 0..k-1 contending, k = 1 to 4
-#   ring       a token round the PEs, each waiting for it computing, then lock homed on the
-#              successor, put, the successor's token, unlock (homes by hash)
-#   migrate    PE 1 locks a lock homed on PE 0 ITERS times while PE 2 locks it x times
-#              (x = 0, ITERS/100, ITERS/10, ITERS), interleaved
+#   ring       a token round the PEs: each waits for it inside the library, locks the lock homed
+#              on its successor, puts, sets the successor's token, unlocks, then computes 20 us
+#              outside the library (homes by hash)
+#   migrate    PE 1 locks a lock homed on PE 0 ITERS times in x blocks (x = 0, ITERS/100,
+#              ITERS/10, ITERS), PE 2 locks it once after each block; also the hybrid lock with
+#              HOSHMEM_LOCK_POLICY=eager (migrate at the first request from the other side)
 #   tasks      a leader per node (PE 0, PE 2): lock-put-unlock to each PE of its node's lock,
 #              to the other leader's, to its node's again (homes by hash)
 # Homes by hash: `lock homes` (an MCS job) finds a lock homed on each PE among lock.c's locks; the
@@ -27,11 +29,11 @@
 # loops and barriers included): UD requests delivered (msg/acq) and, for hyb-hw, the share of
 # acquisitions taken with CPU atomics / the network word / a manager, and its migrations.
 # Numbers, not a test: nothing here asserts a timing.
-#   perf/hw/lock.sh [ITERS]   (default 100; LOCK_CONFIGS="mcs-sw mcs-hw hyb-hw hyb-sw",
+#   perf/hw/lock.sh [ITERS]   (default 1000; LOCK_CONFIGS="mcs-sw mcs-hw hyb-hw hyb-sw",
 #                              LOCK_PREFIX=dir: an installed hoshmem instead of building one)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-iters=${1:-100}
+iters=${1:-1000}
 configs=${LOCK_CONFIGS:-mcs-sw mcs-hw hyb-hw hyb-sw}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -50,6 +52,7 @@ config_env() {
     mcs-hw) echo HOSHMEM_ATOMICS=hw HOSHMEM_LOCK=mcs ;;
     hyb-hw) echo HOSHMEM_ATOMICS=hw HOSHMEM_LOCK=hybrid ;;
     hyb-sw) echo HOSHMEM_ATOMICS=sw HOSHMEM_LOCK=hybrid ;;
+    hyb-eager) echo HOSHMEM_ATOMICS=hw HOSHMEM_LOCK=hybrid HOSHMEM_LOCK_POLICY=eager ;;
   esac
 }
 # run OUT CONFIG HOME ARGS...: one job (a fabric of its own); a failure is reported, not fatal
@@ -65,16 +68,16 @@ run() {
   fi
 }
 val() { [[ -e $1 ]] && awk -v k="$2" -v p="$3" '$1 == k && $2 == p { print $3 }' "$1" || true; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf (a / b < 0.1 ? "%.3f" : "%.2f"), a / b }'; }
 acquisitions() { [[ -e $1 ]] && awk '$1 == "acquisitions" { print $2 }' "$1" || true; }
-# sum of the number before WORD over the PEs' UD finalize lines
-total() { awk -v w="$2" '/hoshmem: PE [0-9]+: UD:/ { for (i = 2; i <= NF; i++) if ($i == w || $i == w ",") s += $(i - 1) } END { print s + 0 }' "$1"; }
+# the UD requests delivered, summed over the PEs' finalize lines ("N requests delivered;")
+delivered() { awk '/hoshmem: PE [0-9]+: UD:/ { for (i = 2; i < NF; i++) if ($i == "requests" && $(i + 1) ~ /^delivered/) s += $(i - 1) } END { print s + 0 }' "$1"; }
 # UD requests delivered per acquisition
 msgs() {
   local a
   a=$(acquisitions "$1")
   [[ -z $a || $a == 0 ]] && { echo -; return; }
-  awk -v m="$(total "$1" delivered)" -v a="$a" 'BEGIN { printf "%.2f", m / a }'
+  awk -v m="$(delivered "$1")" -v a="$a" 'BEGIN { printf "%.2f", m / a }'
 }
 # the hybrid lock's counters summed over the PEs: "CPU% net% manager% migrations"
 hybrid() {
@@ -147,20 +150,30 @@ echo "== contention: PEs 0..k-1 lock one lock homed on PE 0, us per acquisition 
 for c in $configs; do run "$work/contend.job.$c" "$c" pe0 contend "$iters"; done
 table contend us "1:1" "2:2" "3:3" "4:4"
 
-echo "== ring: $iters rounds of a token, each PE computing until its turn, lock homed on the" \
-  "successor ($hash homes), put, token, unlock; total ms"
+echo "== ring: $iters rounds of a token, each PE: wait for it, lock homed on the successor" \
+  "($hash homes), put, token, unlock, compute 20 us; total ms"
 for c in $configs; do run "$work/ring.$iters.$c" "$c" "$hash" ring "$iters"; done
 table ring ms "$iters:$iters"
 
-echo "== migration: PE 1 locks a lock homed on PE 0 $iters times while PE 2 locks it x times," \
-  "us per PE-1 acquisition"
-xs="0 $((iters / 100)) $((iters / 10)) $iters"
+echo "== migration: PE 1 (the home's node) locks a lock homed on PE 0 $iters times in x blocks," \
+  "PE 2 (the other node) once after each block; us per PE-1 acquisition (its blocks only)"
 rows=()
-for x in $(echo "$xs" | tr ' ' '\n' | awk '!seen[$0]++'); do
+for x in $(printf '%s\n' 0 $((iters / 100)) $((iters / 10)) "$iters" | awk '!seen[$0]++'); do
   for c in $configs; do run "$work/migrate.x=$x.$c" "$c" pe0 migrate "$iters" "$x"; done
+  run "$work/migrate.x=$x.hyb-eager" hyb-eager pe0 migrate "$iters" "$x"
   rows+=("x=$x:$x")
 done
 table migrate us "${rows[@]}"
+echo "-- the hybrid lock (all-HW) by policy: HOSHMEM_LOCK_POLICY=4 (hyb-hw) and eager; us per" \
+  "acquisition of PE 1 and of PE 2, migrations (to CPU + to network mode, all PEs)"
+printf '   %-8s %10s %10s %10s %10s %8s %8s\n' "" "PE 1 4" "PE 1 eager" "PE 2 4" "PE 2 eager" \
+  "migr 4" "migr eag"
+for row in "${rows[@]}"; do
+  label=${row%%:*} x=${row#*:} h=$work/migrate.${row%%:*}.hyb-hw e=$work/migrate.${row%%:*}.hyb-eager
+  printf '   %-8s %10s %10s %10s %10s %8s %8s\n' "$label" "$(val "$h" migrate "$x")" \
+    "$(val "$e" migrate "$x")" "$(val "$h" remote "$x")" "$(val "$e" remote "$x")" \
+    "$(hybrid "$h" | cut -d' ' -f2)" "$(hybrid "$e" | cut -d' ' -f2)"
+done
 
 echo "== task sharing: $iters rounds of a leader per node (PE 0, PE 2) locking each local PE's" \
   "lock, the other leader's, the local ones again ($hash homes); total ms"
