@@ -64,11 +64,12 @@ constexpr Variable kVariables[] = {
      "written with RDMA over rc or dc, room reserved with HCA fetch-adds (every PE needs HCA "
      "atomics), a progress thread woken by writes with immediate; off = none in all-HW mode "
      "(all-SW mode refuses it)"},
-    {"HOSHMEM_LOCK", nullptr, "mcs", "mcs or hybrid",
+    {"HOSHMEM_LOCK", nullptr, "auto", "auto, mcs or hybrid",
      "shmem_set_lock and friends: mcs = a queue lock whose every step uses the job's atomics "
      "(HCA loopback included in all-HW mode); hybrid = a lock that migrates between CPU atomics "
      "on its home's node and HCA atomics for everyone, with a lock manager on the home for "
-     "other nodes' PEs while it is in CPU mode"},
+     "other nodes' PEs while it is in CPU mode; auto = hybrid in all-HW mode when every "
+     "manager can be reached (one node, or messages to other nodes), else mcs"},
     {"HOSHMEM_LOCK_HOME", nullptr, "hash", "hash or pe0",
      "the PE a lock lives on (the MCS tail, the hybrid lock's words and manager): hash = chosen "
      "from the lock's address, so many locks spread over the PEs; pe0 = every lock on PE 0"},
@@ -203,7 +204,7 @@ Config load_config() {
   c.transport = choice_var("HOSHMEM_TRANSPORT", {"auto", "rc", "dc", "ud"});
   c.acc = choice_var("HOSHMEM_ACC", {"auto", "owner", "caller", "nic"});
   c.am = choice_var("HOSHMEM_AM", {"auto", "ud", "ring", "off"});
-  c.lock = choice_var("HOSHMEM_LOCK", {"mcs", "hybrid"});
+  c.lock = choice_var("HOSHMEM_LOCK", {"auto", "mcs", "hybrid"});
   c.lock_home = choice_var("HOSHMEM_LOCK_HOME", {"hash", "pe0"});
   c.lock_policy = parsed_var("HOSHMEM_LOCK_POLICY", [](const char *text) -> std::optional<uint64_t> {
     if (strcmp(text, "eager") == 0) return 1;

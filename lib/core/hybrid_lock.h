@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "lib/core/hybrid_lock_protocol.h"  // Request, Answer: the manager's messages
 
@@ -39,7 +40,7 @@ namespace hoshmem::hybrid_lock {
 // run (another node's lock manager unreachable: no messages). `routine` names the caller.
 void setup(const char *routine);
 bool enabled();
-const char *description();  // for SHMEM_INFO
+std::string description();  // for SHMEM_INFO
 void print_stats();          // SHMEM_INFO at finalize: this PE's acquisitions and migrations
 
 // The PE a lock lives on (HOSHMEM_LOCK_HOME), for either kind of lock.

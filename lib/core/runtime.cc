@@ -337,7 +337,7 @@ void runtime_print_info(FILE *out) {
     fprintf(out, "  network state: %s\n", rdma_footprint().c_str());
   }
   fprintf(out, "  accumulate: %s\n", acc::accumulate_rule().c_str());
-  fprintf(out, "  locks: %s\n", hybrid_lock::description());
+  fprintf(out, "  locks: %s\n", hybrid_lock::description().c_str());
   fprintf(out, "  wide masked atomics: %s\n", atomics::wide_rule(rt.remote_atomics).c_str());
   fprintf(out, "  symmetric heap: %s at %p (%s on every PE)\n",
           format_size(rt.memory.heap_size(), size, sizeof size), rt.memory.heap_base(),
