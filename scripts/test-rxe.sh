@@ -56,8 +56,9 @@ filters=("$@")
 # (rxe pins registered memory: the default 1G gets the guest OOM-killed). SHMEM_INFO=1 on the
 # contended AMOs: over UD every PE says at finalize what its traffic cost (resends, timeouts,
 # duplicates, progress-thread wake-ups), which the guest sums on the test's line; on the 1 MiB
-# transfers too, and HOSHMEM_UD_DEBUG_MS: a wait of 20 s prints each peer's state to stderr (it
-# hung once more with no datagram lost; the next hang says where).
+# transfers too; on both, HOSHMEM_UD_DEBUG_MS: a wait of 20 s prints each peer's state to stderr
+# (a hang with no datagram lost was a window-full wait that missed its wake-up; one run of five
+# after that fix still ran out of time on amo_contention -np 2: the next one says where).
 die_re='^oshrun:.PE.[0-9]+.died.from.SIG' # run_test.sh options: no spaces
 table() {
   local m
@@ -65,8 +66,8 @@ table() {
     cat <<TESTS
 $m 2 amo
 $m 4 amo
-$m 2 amo_contention 240 --env SHMEM_INFO=1
-$m 4 amo_contention 240 --env SHMEM_INFO=1
+$m 2 amo_contention 240 --env SHMEM_INFO=1 --env HOSHMEM_UD_DEBUG_MS=20000
+$m 4 amo_contention 240 --env SHMEM_INFO=1 --env HOSHMEM_UD_DEBUG_MS=20000
 $m 2 rma_typed
 $m 2 fence_amo_put
 $m 4 fence_amo_put
