@@ -20,7 +20,9 @@ namespace {
 
 using namespace protocol;
 
-struct alignas(shm::kCacheLine) Slot {
+// 16 bytes: four locks share a cache line (a table of lines would hold a quarter as many locks
+// in the same memory; the pages of the table are touched only where locks hash).
+struct alignas(16) Slot {
   std::atomic<uint64_t> key;  // 1 + the lock's key; 0: free
   std::atomic<uint64_t> word;
 };
@@ -87,8 +89,9 @@ Slot &slot_of(int home, uint64_t key) {
       return table[i];
     if (k == tag) return table[i];
   }
-  fatal("shmem_set_lock", "more than %zu hybrid locks are homed on PE %d (HOSHMEM_LOCK_HOME=hash "
-        "spreads them over the PEs)", kSlots, home);
+  fatal("shmem_set_lock", "more than %zu hybrid locks are homed on PE %d: its lock table is full "
+        "(HOSHMEM_LOCK_HOME=hash spreads locks over the PEs; HOSHMEM_LOCK=mcs has no table)",
+        kSlots, home);
 }
 
 bool local_home(int home) { return rt.control[home] != nullptr; }

@@ -2,7 +2,8 @@
  * make a hybrid lock (HOSHMEM_LOCK=hybrid) migrate between CPU and network mode: every PE in
  * turn, bursts of one PE (so a policy with hysteresis reaches its count), a PE of another node
  * between two of the home's node; shmem_test_lock spins mixed with shmem_set_lock; and a lock
- * freed and allocated again, zeroed, after use (its library state must follow the zero).
+ * freed and allocated again, zeroed, after use (its library state must follow the zero); a
+ * thousand locks taken once each.
  * Each lock guards a counter on its own PE, incremented non-atomically (get + put) under it; an
  * "inside" AMO counter per lock must never exceed 1; totals are exact at the end. */
 #include "shtest.h"
@@ -94,6 +95,19 @@ int main(void) {
   }
   for (int j = 0; j < NLOCKS; j++) expected[j] = j == 2 ? 60L * n : 0;
   check_totals("a lock freed and allocated again", expected);
+
+  /* 5: a thousand locks, each taken once by every PE (a hybrid lock's table holds them all) */
+  const int many = 1000;
+  long *table = shmem_calloc((size_t)many, sizeof(long));
+  CHECK(table != NULL, "shmem_calloc failed");
+  shmem_barrier_all();
+  for (int k = 0; k < many; k++) {
+    long *lk = &table[(k + me * 37) % many];
+    shmem_set_lock(lk);
+    shmem_clear_lock(lk);
+  }
+  shmem_barrier_all();
+  shmem_free(table);
 
   shmem_free(heap);
   shtest_done("lock_many");

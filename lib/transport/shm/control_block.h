@@ -63,11 +63,11 @@ constexpr size_t kTeamSlotBytes = 256 * 1024;
 // slots of this PE's requests and the ring itself. The same size whatever the job's size.
 constexpr size_t kRingAreaOffset = kControlBlockBytes + kTeamSlots * kTeamSlotBytes;
 constexpr size_t kRingAreaBytes = 192 * 1024;
-// After it: the CPU words of the hybrid locks homed on this PE (lib/core/hybrid_lock.h), one
-// cache line each, found by the lock's place in the symmetric segment; only this node's PEs
-// touch them, with CPU atomics.
+// After it: the CPU words of the hybrid locks homed on this PE (lib/core/hybrid_lock.h), 16
+// bytes each (65,536 locks), found by the lock's place in the symmetric segment; only this
+// node's PEs touch them, with CPU atomics.
 constexpr size_t kLockTableOffset = kRingAreaOffset + kRingAreaBytes;
-constexpr size_t kLockTableBytes = 64 * 1024;
+constexpr size_t kLockTableBytes = 1024 * 1024;
 constexpr size_t kControlBytes = kLockTableOffset + kLockTableBytes;
 static_assert(sizeof(ControlBlock) <= kControlBlockBytes);
 static_assert(offsetof(ControlBlock, doorbell) == kDoorbellOffset);
