@@ -236,6 +236,7 @@ void print_stats() {
   const auto v = [](const std::atomic<uint64_t> &c) {
     return static_cast<unsigned long long>(c.load(std::memory_order_relaxed));
   };
+  if (v(g.by_cpu) + v(g.by_network) + v(g.by_manager) + v(g.served) == 0) return;  // no lock used
   printf("hoshmem: PE %d: locks: acquired %llu times with CPU atomics, %llu on the network word, "
          "%llu through a manager; migrations to CPU mode %llu, to network mode %llu; %llu "
          "requests to managers (%llu busy), %llu served\n",
