@@ -8,6 +8,10 @@
 //        queue, 0 if the lock is free;
 //   node (high half, on each PE): 1 + the PE queued behind this one (0: none yet), plus the
 //        WAITING bit while this PE waits for its predecessor to hand the lock over.
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
 #include "lib/api/api.h"
 #include "lib/atomics/cpu_atomics.h"
 #include "lib/core/hybrid_lock.h"
@@ -62,6 +66,25 @@ uint32_t update(const LockWords &w, int pe, int which, AmoOp op, uint32_t operan
 }
 
 
+// The locks this PE holds (few at a time): a release of one it does not hold would wait forever
+// for a successor that never comes, so it is an error instead.
+std::mutex g_held_mutex;
+std::vector<const long *> g_held;
+
+void hold(const long *lock) {
+  ThreadLock<std::mutex> guard(g_held_mutex);
+  g_held.push_back(lock);
+}
+
+void release(const long *lock, const char *routine) {
+  ThreadLock<std::mutex> guard(g_held_mutex);
+  const auto it = std::find(g_held.begin(), g_held.end(), lock);
+  if (it == g_held.end())
+    fatal(routine, "lock %p: PE %d releases a lock it does not hold",
+          static_cast<const void *>(lock), rt.me);
+  g_held.erase(it);
+}
+
 }  // namespace
 
 extern "C" {
@@ -72,6 +95,7 @@ void pshmem_set_lock(long *lock) {
   uint32_t *mine = w.node(rt.me);
   update(w, rt.me, 1, AmoOp::Set, kWaiting);
   uint32_t prev = update(w, w.home, 0, AmoOp::Swap, rt.me + 1);
+  hold(lock);
   if (prev == 0) {
     // Only drop WAITING: a successor may already have linked itself into our node.
     update(w, rt.me, 1, AmoOp::FetchAnd, ~kWaiting);
@@ -87,6 +111,7 @@ void pshmem_set_lock(long *lock) {
 void pshmem_clear_lock(long *lock) {
   if (hybrid_lock::enabled()) return hybrid_lock::clear(lock, HOSHMEM_ROUTINE);
   LockWords w{lock, HOSHMEM_ROUTINE};
+  release(lock, HOSHMEM_ROUTINE);
   std::atomic_thread_fence(std::memory_order_seq_cst);  // quiet the default context first
   if (rt.remote_atomics) rt.remote_atomics->quiet();
   const uint32_t me1 = rt.me + 1;
@@ -105,7 +130,9 @@ int pshmem_test_lock(long *lock) {
   if (hybrid_lock::enabled()) return hybrid_lock::test(lock, HOSHMEM_ROUTINE);
   LockWords w{lock, HOSHMEM_ROUTINE};
   update(w, rt.me, 1, AmoOp::Set, 0);
-  return update(w, w.home, 0, AmoOp::CompareSwap, rt.me + 1, 0) == 0 ? 0 : 1;
+  if (update(w, w.home, 0, AmoOp::CompareSwap, rt.me + 1, 0) != 0) return 1;
+  hold(lock);
+  return 0;
 }
 
 }  // extern "C"
