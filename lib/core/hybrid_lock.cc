@@ -96,6 +96,11 @@ Slot &slot_of(int home, uint64_t key) {
 
 bool local_home(int home) { return rt.control[home] != nullptr; }
 
+// The home of the lock whose key is `key` (HOSHMEM_LOCK_HOME), for both kinds of lock.
+int home_of(uint64_t key) {
+  return g.hash_home ? static_cast<int>(mix(key) % static_cast<uint64_t>(rt.npes)) : 0;
+}
+
 // The protocol's environment in the library (hybrid_lock_protocol.h): one lock, this PE. The
 // network word goes through the job's atomics: CPU atomics where the mode allows them (all-SW
 // mode, this node), else the network backend (HCA atomics, loopback included; all-SW mode's
@@ -112,7 +117,7 @@ struct Env {
 
   Env(long *l, const char *r) : lock(l), routine(r) {
     key = key_of(lock, routine);
-    home = g.hash_home ? static_cast<int>(mix(key) % static_cast<uint64_t>(rt.npes)) : 0;
+    home = home_of(key);
     if (local_home(home)) slot = &slot_of(home, key);
   }
 
@@ -260,8 +265,7 @@ std::string description() {
 }
 
 int home(const long *lock, const char *routine) {
-  if (!g.hash_home) return 0;
-  return static_cast<int>(mix(key_of(lock, routine)) % static_cast<uint64_t>(rt.npes));
+  return g.hash_home ? home_of(key_of(lock, routine)) : 0;
 }
 
 void set(long *lock, const char *routine) { acquire(lock, true, routine); }
