@@ -397,28 +397,35 @@ std::string accumulate_rule() {
   return r + remote;
 }
 
-bool try_lock_here(const void *to, size_t bytes, HeldLocks *held) {
-  stripes(to, bytes, held->take);
+// Lock `s` of PE `pe` of this node, as mapped here.
+uint64_t *lock_word_of(int pe, int s) {
+  return reinterpret_cast<uint64_t *>(reinterpret_cast<char *>(rt.control[pe]) +
+                                      shm::kAccumulateLocksOffset +
+                                      static_cast<size_t>(s) * shm::kCacheLine);
+}
+
+bool try_lock_here(int pe, const void *sym, size_t bytes, HeldLocks *held) {
+  stripes(sym, bytes, held->take);
   for (int s = 0; s < shm::kAccumulateLocks; ++s) {
     if (!held->take[s]) continue;
     uint64_t free_value = 0;
-    if (!__atomic_compare_exchange_n(lock_word(s), &free_value, uint64_t(rt.me) + 1, false,
+    if (!__atomic_compare_exchange_n(lock_word_of(pe, s), &free_value, uint64_t(rt.me) + 1, false,
                                      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
       for (int t = s - 1; t >= 0; --t)
-        if (held->take[t]) __atomic_store_n(lock_word(t), 0, __ATOMIC_RELEASE);
+        if (held->take[t]) __atomic_store_n(lock_word_of(pe, t), 0, __ATOMIC_RELEASE);
       return false;
     }
   }
   return true;
 }
 
-void unlock_here(const HeldLocks &held) {
+void unlock_here(int pe, const HeldLocks &held) {
   for (int s = shm::kAccumulateLocks - 1; s >= 0; --s)
-    if (held.take[s]) __atomic_store_n(lock_word(s), 0, __ATOMIC_RELEASE);
+    if (held.take[s]) __atomic_store_n(lock_word_of(pe, s), 0, __ATOMIC_RELEASE);
 }
 
-bool owner_apply(uint8_t type_byte, uint8_t op_byte, char *to, const void *src, size_t bytes,
-                 bool locked) {
+bool owner_apply(int pe, uint8_t type_byte, uint8_t op_byte, const void *sym, char *to,
+                 const void *src, size_t bytes, bool locked) {
   constexpr uint8_t kTypes = 0
 #define HOSHMEM_ACC_TYPE_COUNT(P, T, N) +1
       HOSHMEM_REDUCE_ARITH_TYPES(HOSHMEM_ACC_TYPE_COUNT, _);
@@ -429,13 +436,13 @@ bool owner_apply(uint8_t type_byte, uint8_t op_byte, char *to, const void *src, 
   const auto op = static_cast<Op>(op_byte);
   const size_t size = type_size(type);
   bool take[shm::kAccumulateLocks];
-  stripes(to, bytes, take);
+  stripes(sym, bytes, take);
   int taken = 0;
   for (; taken < shm::kAccumulateLocks && !locked; ++taken) {
     if (!take[taken]) continue;
     uint64_t free_value = 0;
-    if (!__atomic_compare_exchange_n(lock_word(taken), &free_value, uint64_t(rt.me) + 1, false,
-                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+    if (!__atomic_compare_exchange_n(lock_word_of(pe, taken), &free_value, uint64_t(rt.me) + 1,
+                                     false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
       break;
   }
   const bool all = locked || taken == shm::kAccumulateLocks;
@@ -449,7 +456,7 @@ bool owner_apply(uint8_t type_byte, uint8_t op_byte, char *to, const void *src, 
     }
   }
   for (int s = taken - 1; s >= 0; --s)
-    if (take[s]) __atomic_store_n(lock_word(s), 0, __ATOMIC_RELEASE);
+    if (take[s]) __atomic_store_n(lock_word_of(pe, s), 0, __ATOMIC_RELEASE);
   return all;
 }
 

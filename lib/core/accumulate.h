@@ -75,15 +75,18 @@ struct HeldLocks {
 };
 HeldLocks lock_range(Target t, const void *dest, size_t bytes, const char *routine);
 void unlock_range(Target t, const HeldLocks &held, const char *routine);
-// On the target, this PE's own stripe locks over [to, to + bytes): all taken (true), or none
-// when one is held (a caller computing there: the sender retries).
-bool try_lock_here(const void *to, size_t bytes, HeldLocks *held);
-void unlock_here(const HeldLocks &held);
+// On the target, or its node's server (HOSHMEM_PROGRESS=node): the stripe locks of PE `pe` (this
+// one or one of its node) over [sym, sym + bytes) (this PE's address of the object), taken with
+// CPU atomics: all taken (true), or none when one is held (a caller computing there: the sender
+// retries).
+bool try_lock_here(int pe, const void *sym, size_t bytes, HeldLocks *held);
+void unlock_here(int pe, const HeldLocks &held);
 
-// On the target, owner computes: `bytes` of elements at `src` (any alignment) applied to this
-// PE's `to`, if the stripe locks covering it are free (or `locked`: the sender holds them);
-// false (nothing done) if one is held. `type` and `op` come from a message: values out of range
-// are fatal.
-bool owner_apply(uint8_t type, uint8_t op, char *to, const void *src, size_t bytes, bool locked);
+// On the target (or its server), owner computes: `bytes` of elements at `src` (any alignment)
+// applied to PE `pe`'s copy of `sym`, mapped here at `to`, if the stripe locks covering it are
+// free (or `locked`: the sender holds them); false (nothing done) if one is held. `type` and `op`
+// come from a message: values out of range are fatal.
+bool owner_apply(int pe, uint8_t type, uint8_t op, const void *sym, char *to, const void *src,
+                 size_t bytes, bool locked);
 
 }  // namespace hoshmem::acc

@@ -64,6 +64,12 @@ constexpr Variable kVariables[] = {
      "written with RDMA over rc or dc, room reserved with HCA fetch-adds (every PE needs HCA "
      "atomics), a progress thread woken by writes with immediate; off = none in all-HW mode "
      "(all-SW mode refuses it)"},
+    {"HOSHMEM_PROGRESS", nullptr, "pe", "pe or node",
+     "who serves the UD messages that reach a node (AMOs and accumulates executed by the "
+     "target's CPU, lock managers, puts and gets with HOSHMEM_TRANSPORT=ud): pe = every PE its "
+     "own, on its own UD queue pair and progress thread; node = the node's first PE for all of "
+     "them (one queue pair and one thread take every request; the others' threads only see "
+     "answers to their own requests)"},
     {"HOSHMEM_LOCK", nullptr, "auto", "auto, mcs or hybrid",
      "shmem_set_lock and friends: mcs = a queue lock whose every step uses the job's atomics "
      "(HCA loopback included in all-HW mode); hybrid = a lock that migrates between CPU atomics "
@@ -204,6 +210,7 @@ Config load_config() {
   c.transport = choice_var("HOSHMEM_TRANSPORT", {"auto", "rc", "dc", "ud"});
   c.acc = choice_var("HOSHMEM_ACC", {"auto", "owner", "caller", "nic"});
   c.am = choice_var("HOSHMEM_AM", {"auto", "ud", "ring", "off"});
+  c.progress = choice_var("HOSHMEM_PROGRESS", {"pe", "node"});
   c.lock = choice_var("HOSHMEM_LOCK", {"auto", "mcs", "hybrid"});
   c.lock_home = choice_var("HOSHMEM_LOCK_HOME", {"hash", "pe0"});
   c.lock_policy = parsed_var("HOSHMEM_LOCK_POLICY", [](const char *text) -> std::optional<uint64_t> {

@@ -34,6 +34,7 @@ struct Config {
   bool ud_progress_thread;    // HOSHMEM_UD_PROGRESS_THREAD
   std::string acc;            // HOSHMEM_ACC: auto | owner | caller | nic
   std::string am;             // HOSHMEM_AM: auto | ud | ring | off
+  std::string progress;       // HOSHMEM_PROGRESS: pe | node (who serves a node's UD messages)
   std::string lock;           // HOSHMEM_LOCK: auto | mcs | hybrid
   std::string lock_home;      // HOSHMEM_LOCK_HOME: hash | pe0
   uint64_t lock_policy;       // HOSHMEM_LOCK_POLICY: migrate after this many (0: always)

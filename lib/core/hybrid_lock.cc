@@ -146,9 +146,11 @@ struct Env {
     atomics::AmoRequest r{atomics::AmoOp::Set, 8, home, lock, value, 0, nullptr};
     rt.remote_atomics->execute(r, false);
   }
-  // The manager's own copy, a load (an HCA may update it: a load is no atomic read-modify-write).
+  // The manager's look at the home's copy (its own, or a PE's of its node that it serves): a
+  // load (an HCA may update it: a load is no atomic read-modify-write).
   uint64_t net_peek() {
-    return *reinterpret_cast<const volatile uint64_t *>(lock_here(key));
+    return *reinterpret_cast<const volatile uint64_t *>(
+        remote_address(lock, sizeof(long), home, routine));
   }
   void wake(uint64_t old) {
     const uint64_t waiters = old & kWaitersMask;
@@ -293,10 +295,10 @@ void clear(long *lock, const char *routine) {
     release_remote(e, how);
 }
 
-Answer serve(int from, Request request, uint64_t key) {
+Answer serve(int from, int home, Request request, uint64_t key) {
   if (from < 0 || from >= rt.npes) return kRefused;
   Env e(const_cast<long *>(lock_here(key)), "the lock manager");
-  if (!e.slot || e.home != rt.me) return kRefused;
+  if (!e.slot || e.home != home) return kRefused;
   return protocol::serve(e, from, request);
 }
 

@@ -50,8 +50,9 @@ void set(long *lock, const char *routine);
 void clear(long *lock, const char *routine);
 int test(long *lock, const char *routine);  // 0: acquired; 1: held by another
 
-// On the home: PE `from`'s request for the lock whose key (its place in the segment) is `key`.
-// Only CPU atomics on the CPU word and a load of the network word: a manager never waits.
-Answer serve(int from, Request request, uint64_t key);
+// On the home, or its node's server (HOSHMEM_PROGRESS=node): PE `from`'s request for the lock
+// whose key (its place in the segment) is `key`, homed on PE `home` of this node. Only CPU atomics
+// on the CPU word and a load of the network word: a manager never waits.
+Answer serve(int from, int home, Request request, uint64_t key);
 
 }  // namespace hoshmem::hybrid_lock

@@ -7,7 +7,7 @@
 //   int me; unsigned migrate_after; bool flip_on_release;   (the policy: hybrid_lock.h)
 //   uint64_t load();  bool cas(uint64_t &expected, uint64_t desired);   the CPU word
 //   uint64_t net_cas(uint64_t expected, uint64_t desired);  void net_store(uint64_t);
-//   uint64_t net_peek();           the manager: a load of its own copy of the network word
+//   uint64_t net_peek();           the manager: a load of the home's copy of the network word
 //   void wake(uint64_t old);       ring the waiters `old` names
 //   void wait_change(uint64_t seen);   until the CPU word is not `seen` (waiter bit announced)
 //   void pause(unsigned &round);   back off before trying a held network word again

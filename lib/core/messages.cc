@@ -27,6 +27,7 @@ constexpr char kAddressKey[] = "hoshmem.ud";
 
 struct AddressRecord {
   uint8_t ok;
+  int32_t server;  // the PE that serves this PE's messages (HOSHMEM_PROGRESS=node: its node's first)
   ud::PeerAddress address;
   char why_not[96];
 };
@@ -39,13 +40,16 @@ enum MessageType : uint8_t {
 enum Segment : uint8_t { kFile = 0, kGlobals = 1 };
 
 // Both ends are the same build on hosts of the same byte order (little-endian x86-64): fields
-// travel in host order.
+// travel in host order. `target` is the PE whose memory a request is for: the PE it was sent to,
+// or (HOSHMEM_PROGRESS=node) a PE of the node that PE serves.
 struct Place {
   uint8_t type;
   uint8_t segment;
   uint16_t reserved;
   uint32_t length;  // kPut: bytes that follow; kGet: bytes wanted
   uint64_t offset;
+  int32_t target;
+  uint32_t reserved2;
 };
 // An AMO on the target's word.
 struct AmoMessage {
@@ -82,7 +86,8 @@ struct WideAmoMessage {
 struct LockMessage {
   uint8_t type;     // kLock
   uint8_t request;  // hybrid_lock::Request
-  uint8_t reserved[6];
+  uint8_t reserved[2];
+  int32_t target;   // the lock's home (Place::target)
   uint64_t key;     // the lock's place in the symmetric segment
 };
 
@@ -112,9 +117,9 @@ class MessageAtomics final : public atomics::AtomicBackend, public net::RequestH
     m.compare = r.compare;
     m.mask = r.mask;
     m.mask2 = r.mask2;
-    if (!r.fetch_out) return port->post(r.pe, &m, sizeof m);
-    if (nbi) return port->call_nbi(r.pe, &m, sizeof m, r.fetch_out, r.size);
-    port->call(r.pe, &m, sizeof m, r.fetch_out, r.size);
+    if (!r.fetch_out) return port->post(via(r.pe), &m, sizeof m);
+    if (nbi) return port->call_nbi(via(r.pe), &m, sizeof m, r.fetch_out, r.size);
+    port->call(via(r.pe), &m, sizeof m, r.fetch_out, r.size);
   }
 
   // With RMA over RC and AMOs as messages, quiet completes both, and fence too, since neither
@@ -150,7 +155,7 @@ class MessageAtomics final : public atomics::AtomicBackend, public net::RequestH
       const Place p = file_place(kPut, static_cast<char *>(sym) + off, n, pe);
       memcpy(m.data(), &p, sizeof p);
       memcpy(m.data() + sizeof p, static_cast<const char *>(source) + off, n);
-      port->post(pe, m.data(), sizeof p + n);
+      port->post(via(pe), m.data(), sizeof p + n);
     }
   }
   void get(int pe, void *dest, const void *sym, size_t bytes, bool nbi) {
@@ -160,25 +165,29 @@ class MessageAtomics final : public atomics::AtomicBackend, public net::RequestH
       const Place p = file_place(kGet, static_cast<const char *>(sym) + off, n, pe);
       char *to = static_cast<char *>(dest) + off;
       if (nbi)
-        port->call_nbi(pe, &p, sizeof p, to, n);
+        port->call_nbi(via(pe), &p, sizeof p, to, n);
       else
-        port->call(pe, &p, sizeof p, to, n);
+        port->call(via(pe), &p, sizeof p, to, n);
     }
   }
 
-  // On the target: the request of PE `pe`. An AMO is executed on our word with a CPU atomic.
+  // On the target (or its node's server): the request of PE `from`. An AMO is executed on the
+  // target's word with a CPU atomic. A request for a PE this one does not serve is dropped (its
+  // sender then fails for want of a reply).
   void handle(int from, const void *msg, size_t len, net::Reply &reply) override {
     if (len == sizeof(LockMessage) && static_cast<const uint8_t *>(msg)[0] == kLock)
       return lock_here(from, msg, reply);
     Place p;
     if (len < sizeof p) return;
     memcpy(&p, msg, sizeof p);
+    if (!serves(p.target)) return;
+    if (p.target != rt.me) ++served_for_node;
     const auto *bytes = static_cast<const uint8_t *>(msg) + sizeof p;
     switch (p.type) {
       case kPut:
         if (char *to = local(p, p.length); to && len - sizeof p == p.length) {
           memcpy(to, bytes, p.length);
-          notify_sync(rt.me);  // a waiter of this PE: for data, or a library message
+          notify_sync(p.target);  // a waiter of that PE: for data, or a library message
         }
         return;
       case kGet:
@@ -215,7 +224,7 @@ class MessageAtomics final : public atomics::AtomicBackend, public net::RequestH
     uint8_t answer[1 + atomics::kWideMax];
     for (unsigned round = 0;; ++round) {
       answer[0] = kRefused;
-      port->call(r.pe, m, sizeof h + operands, answer, 1 + n);
+      port->call(via(r.pe), m, sizeof h + operands, answer, 1 + n);
       if (answer[0] == kApplied) break;
       if (answer[0] != kBusy)
         fatal(r.routine, "PE %d refused a %zu-byte masked atomic at %p (not in its segment, or "
@@ -241,7 +250,7 @@ class MessageAtomics final : public atomics::AtomicBackend, public net::RequestH
     reply.data[0] = kRefused;
     if (!to) return;
     acc::HeldLocks held;
-    if (!acc::try_lock_here(to, n, &held)) {
+    if (!acc::try_lock_here(m.place.target, mine(m.place), n, &held)) {
       reply.data[0] = kBusy;
       return;
     }
@@ -252,10 +261,10 @@ class MessageAtomics final : public atomics::AtomicBackend, public net::RequestH
                                  static_cast<unsigned>(n), old);
     else
       atomics::wide_fetch_add(to, ops, ops + n, static_cast<unsigned>(n), old);
-    acc::unlock_here(held);
+    acc::unlock_here(m.place.target, held);
     reply.data[0] = kApplied;
     reply.len = 1 + n;
-    notify(rt.me);  // a waiter of this PE
+    notify(m.place.target);  // a waiter of that PE
   }
 
   // Owner computes: the chunk's elements applied under this PE's stripe locks, if they are free
@@ -267,13 +276,14 @@ class MessageAtomics final : public atomics::AtomicBackend, public net::RequestH
     char *to = len - sizeof m == m.place.length ? local(m.place, m.place.length) : nullptr;
     AccumulateStatus status = kRefused;
     if (to)
-      status = acc::owner_apply(m.type, m.op, to, static_cast<const char *>(msg) + sizeof m,
-                                m.place.length, m.locked != 0)
+      status = acc::owner_apply(m.place.target, m.type, m.op, mine(m.place), to,
+                                static_cast<const char *>(msg) + sizeof m, m.place.length,
+                                m.locked != 0)
                    ? kApplied
                    : kBusy;
     reply.data[0] = status;
     reply.len = 1;
-    if (status == kApplied) notify(rt.me);  // a waiter of this PE
+    if (status == kApplied) notify(m.place.target);  // a waiter of that PE
   }
 
   // Sends [source, source + bytes) to be applied to PE `pe`'s `sym` by that PE, in chunks of
@@ -299,7 +309,7 @@ class MessageAtomics final : public atomics::AtomicBackend, public net::RequestH
         if (status[i] != kBusy) continue;
         ++busy;
         const size_t n = std::min(chunk, bytes - i * chunk);
-        port->call_nbi(pe, message(i), sizeof(AccumulateMessage) + n, &status[i], 1);
+        port->call_nbi(via(pe), message(i), sizeof(AccumulateMessage) + n, &status[i], 1);
       }
       if (busy == 0) return;
       if (round > 0) sched_yield();  // a caller computing there holds the locks: let it finish
@@ -314,8 +324,11 @@ class MessageAtomics final : public atomics::AtomicBackend, public net::RequestH
   void lock_here(int from, const void *msg, net::Reply &reply) {
     LockMessage m;
     memcpy(&m, msg, sizeof m);
+    if (m.target != rt.me && serves(m.target)) ++served_for_node;
     const auto answer =
-        hybrid_lock::serve(from, static_cast<hybrid_lock::Request>(m.request), m.key);
+        serves(m.target)
+            ? hybrid_lock::serve(from, m.target, static_cast<hybrid_lock::Request>(m.request), m.key)
+            : hybrid_lock::kRefused;
     if (reply.capacity >= 1) {
       reply.data[0] = answer;
       reply.len = 1;
@@ -334,13 +347,26 @@ class MessageAtomics final : public atomics::AtomicBackend, public net::RequestH
       memcpy(reply.data, &old, m.size);  // little-endian: the low bytes
       reply.len = m.size;
     }
-    if (op != atomics::AmoOp::Fetch) notify(rt.me);  // a waiter of this PE
+    if (op != atomics::AmoOp::Fetch) notify(m.place.target);  // a waiter of that PE
   }
 
   std::unique_ptr<ud::Transport> ud;      // the port: UD datagrams,
   std::unique_ptr<ring::Transport> ring;  // or the receive ring (HOSHMEM_AM=ring)
   net::MessagePort *port = nullptr;
   bool rma_over_ud = false;  // HOSHMEM_TRANSPORT=ud: puts, gets and library messages too
+  // HOSHMEM_PROGRESS=node: per PE, the PE whose queue pair and progress thread serve its
+  // messages (its node's first PE); empty: every PE serves its own.
+  std::vector<int> server;
+  uint64_t served_for_node = 0;  // requests executed for another PE of this node (the handler's)
+
+  // Where a request for PE `pe` goes.
+  int via(int pe) const { return server.empty() ? pe : server[pe]; }
+  // Whether this PE executes requests for PE `target`: its own, and its node's as their server.
+  bool serves(int target) const {
+    if (target == rt.me) return true;
+    return !server.empty() && static_cast<unsigned>(target) < static_cast<unsigned>(rt.npes) &&
+           server[target] == rt.me && rt.control[target] != nullptr;
+  }
 
  private:
   // Where this PE's address `sym` (`n` bytes: control area, heap or globals) is, as a segment
@@ -356,7 +382,7 @@ class MessageAtomics final : public atomics::AtomicBackend, public net::RequestH
   static Place file_place(uint8_t type, const void *sym, size_t n, int pe) {
     const auto a = reinterpret_cast<uintptr_t>(sym);
     const auto file = reinterpret_cast<uintptr_t>(rt.memory.own_file());
-    Place p{type, kFile, 0, static_cast<uint32_t>(n), a - file};
+    Place p{type, kFile, 0, static_cast<uint32_t>(n), a - file, pe, 0};
     if (a - file >= rt.memory.file_size()) {
       p.segment = kGlobals;
       p.offset = a - rt.space.data.base;
@@ -364,13 +390,23 @@ class MessageAtomics final : public atomics::AtomicBackend, public net::RequestH
     }
     return p;
   }
-  // The `n` bytes a message names on this PE; nullptr if they are not all in the segment.
-  static char *local(const Place &p, size_t n) {
+  // This PE's address of the place a message names (in range: local() said so).
+  static char *mine(const Place &p) {
     const uintptr_t base = p.segment == kFile ? reinterpret_cast<uintptr_t>(rt.memory.own_file())
                                               : rt.space.data.base;
+    return reinterpret_cast<char *>(base + p.offset);
+  }
+  // The `n` bytes a message names on its target (this PE, or one of this node's PEs whose
+  // memory is mapped here); nullptr if they are not all in one segment.
+  static char *local(const Place &p, size_t n) {
     const size_t size = p.segment == kFile ? rt.memory.file_size() : rt.space.data.size;
     if (p.offset > size || size - p.offset < n) return nullptr;
-    return reinterpret_cast<char *>(base + p.offset);
+    if (p.target == rt.me) return mine(p);
+    // Another PE's copy: the control area and the heap are mapped apart, so a range must not
+    // cross from one to the other.
+    if (p.segment == kFile && p.offset < shm::kControlBytes && shm::kControlBytes - p.offset < n)
+      return nullptr;
+    return peer::mapped(p.target, mine(p));
   }
 };
 
@@ -397,6 +433,7 @@ UdNetwork *g_network = nullptr;
 
 bool messages_probe(Bootstrap &boot, std::string *why) {
   AddressRecord mine{};
+  mine.server = rt.config.progress == "node" ? boot.node_ranks().front() : rt.me;
   ib::Device *device = rdma_device();
   if (!device) {
     *why = "no RDMA device";
@@ -408,6 +445,8 @@ bool messages_probe(Bootstrap &boot, std::string *why) {
     options.rto_ns = rt.config.ud_rto_us * 1000;
     options.give_up_ns = rt.config.ud_give_up_ms * 1'000'000;
     options.progress_thread = rt.config.ud_progress_thread;
+    // A node's server takes every request for its node: a receive queue for all of them.
+    if (mine.server == rt.me) options.receive_slots *= std::min<size_t>(boot.node_ranks().size(), 8);
     if (am->ud->init(device, rt.me, rt.npes, options, am.get(), ud_failed, why)) {
       mine.ok = 1;
       mine.address = am->ud->address();
@@ -422,6 +461,7 @@ bool messages_probe(Bootstrap &boot, std::string *why) {
 
 atomics::AtomicBackend *messages_start(Bootstrap &boot, bool rma_over_ud, std::string *why_not) {
   char why[256];
+  if (g_am && rt.config.progress == "node") g_am->server.assign(rt.npes, -1);
   for (int pe = 0; pe < rt.npes; ++pe) {
     std::vector<uint8_t> bytes = boot.get(pe, kAddressKey);
     AddressRecord r{};
@@ -438,6 +478,7 @@ atomics::AtomicBackend *messages_start(Bootstrap &boot, bool rma_over_ud, std::s
                size_t{128} << r.address.mtu, size_t{128} << g_am->ud->address().mtu);
     else {
       if (g_am) g_am->ud->set_peer(pe, r.address);
+      if (g_am && !g_am->server.empty()) g_am->server[pe] = r.server;
       continue;
     }
     if (!why_not) fatal("shmem_init", "%s", why);
@@ -477,15 +518,15 @@ void messages_accumulate(int pe, void *sym, uint8_t type, uint8_t op, size_t ele
 }
 
 uint8_t messages_lock(int pe, uint8_t request, uint64_t key) {
-  const LockMessage m{kLock, request, {}, key};
+  const LockMessage m{kLock, request, {}, pe, key};
   uint8_t answer = hybrid_lock::kRefused;
-  g_am->port->call(pe, &m, sizeof m, &answer, 1);
+  g_am->port->call(g_am->via(pe), &m, sizeof m, &answer, 1);
   return answer;
 }
 
 void messages_lock_post(int pe, uint8_t request, uint64_t key) {
-  const LockMessage m{kLock, request, {}, key};
-  g_am->port->post(pe, &m, sizeof m);
+  const LockMessage m{kLock, request, {}, pe, key};
+  g_am->port->post(g_am->via(pe), &m, sizeof m);
 }
 
 void messages_put(int pe, void *sym, const void *source, size_t bytes) {
@@ -520,8 +561,8 @@ void messages_closing() {
   const ud::Transport::Stats s = g_am->ud->stats();
   const ud::Stats &e = s.engine;
   printf("hoshmem: PE %d: UD: %llu datagrams sent (%llu standalone acks, %llu posts), %llu "
-         "received (%llu by the progress thread, %llu full polls); %llu requests delivered; %llu "
-         "segments resent, %llu replies replayed, %llu timeouts, %llu window shrinks, %llu "
+         "received (%llu by the progress thread, %llu full polls); %llu requests delivered "
+         "(%llu for other PEs of this node); %llu segments resent, %llu replies replayed, %llu timeouts, %llu window shrinks, %llu "
          "duplicates, %llu dropped; %llu sends waited for the window; progress thread: %llu "
          "wake-ups, %llu with work; memory: %zu KiB\n",
          rt.me, static_cast<unsigned long long>(e.datagrams),
@@ -530,6 +571,7 @@ void messages_closing() {
          static_cast<unsigned long long>(s.received_by_thread),
          static_cast<unsigned long long>(s.full_polls),
          static_cast<unsigned long long>(e.delivered),
+         static_cast<unsigned long long>(g_am->served_for_node),
          static_cast<unsigned long long>(e.retransmits),
          static_cast<unsigned long long>(e.replays), static_cast<unsigned long long>(e.timeouts),
          static_cast<unsigned long long>(e.window_shrinks),
@@ -553,7 +595,7 @@ void messages_stop() {
 
 std::string messages_description() {
   if (!g_am) return "-";
-  char text[320];
+  char text[480];
   if (g_am->ring) {
     const ring::Transport::Options &o = g_am->ring->options();
     snprintf(text, sizeof text,
@@ -569,11 +611,17 @@ std::string messages_description() {
     return text;
   }
   const ud::Transport::Options &o = g_am->ud->options();
+  char served[128];
+  if (g_am->server.empty())
+    snprintf(served, sizeof served, "one UD QP per PE, which serves its own requests");
+  else
+    snprintf(served, sizeof served, "one UD QP per PE; a node's first PE serves every request "
+             "for its node (HOSHMEM_PROGRESS=node: PE %d for this one)", g_am->server[rt.me]);
   snprintf(text, sizeof text,
-           "ud (%s to other nodes as messages executed by the target's CPU: one UD QP, "
+           "ud (%s to other nodes as messages executed by the target's CPU: %s, "
            "messages up to %zu bytes, window %u datagrams, first resend after %llu us, a silent "
            "peer dead after %llu ms; %s)",
-           g_am->rma_over_ud ? "puts, gets, AMOs and the library's messages" : "AMOs",
+           g_am->rma_over_ud ? "puts, gets, AMOs and the library's messages" : "AMOs", served,
            g_am->port->max_message(), o.window,
            static_cast<unsigned long long>(o.rto_ns / 1000),
            static_cast<unsigned long long>(o.give_up_ns / 1'000'000),

@@ -137,6 +137,10 @@ void runtime_init(int requested, int *provided, const char *routine) {
   std::string no_hca, no_ud;
   rdma_probe(boot, spans_nodes, &no_hca);
   const bool ring = rt.config.am == "ring";  // messages through the receive rings, not UD
+  if (ring && spans_nodes && rt.config.progress == "node")
+    fatal(routine, "HOSHMEM_PROGRESS=node has a node's first PE serve its node's UD messages, and "
+          "HOSHMEM_AM=ring gives every PE a ring of its own (use HOSHMEM_AM=ud, or "
+          "HOSHMEM_PROGRESS=pe)");
   if (spans_nodes && !ring) messages_probe(boot, &no_ud);
 
   cpu_set_t my_cpus;

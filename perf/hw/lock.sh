@@ -70,7 +70,7 @@ run() {
 val() { [[ -e $1 ]] && awk -v k="$2" -v p="$3" '$1 == k && $2 == p { print $3 }' "$1" || true; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf (a / b < 0.1 ? "%.3f" : "%.2f"), a / b }'; }
 acquisitions() { [[ -e $1 ]] && awk '$1 == "acquisitions" { print $2 }' "$1" || true; }
-# the UD requests delivered, summed over the PEs' finalize lines ("N requests delivered;")
+# the UD requests delivered, summed over the PEs' finalize lines ("N requests delivered")
 delivered() { awk '/hoshmem: PE [0-9]+: UD:/ { for (i = 2; i < NF; i++) if ($i == "requests" && $(i + 1) ~ /^delivered/) s += $(i - 1) } END { print s + 0 }' "$1"; }
 # UD requests delivered per acquisition
 msgs() {

@@ -8,7 +8,8 @@
 #                                     bandwidth batch, UD_WINDOW=32 verbs requests in flight,
 #                                     UD_IDLE_S=3 idle interval, UD_STALL_MS=1000 bounded stall,
 #                                     UD_PASSES=2 runs of every AMO job,
-#                                     UD_PREFIX=dir: an installed hoshmem instead of building one)
+#                                     UD_PREFIX=dir: an installed hoshmem instead of building one,
+#                                     UD_NODE=0 skips section 5, UD_NODE=only runs only section 5)
 #
 # Every hoshmem run: perf/hw/ud_amo.c on 2 PEs, HOSHMEM_PES_PER_NODE=1 (each PE a node of its
 # own, so PE 1 is reached over the network) HOSHMEM_ATOMICS=sw, PE r pinned to CPU r
@@ -74,6 +75,14 @@
 #    blocked in ppoll on 2 descriptors (the "found by" column).
 # 4. The verbs ping-pong itself, 8 B .. the port's MTU: one-way latency (RTT/2) and RTT, the
 #    responder modes (ppoll: 8 and 64 B), the two requester variants (8 and 64 B), and the rates.
+# 5. Two PEs per node, who serves a node's messages (HOSHMEM_PROGRESS): 4 PEs,
+#    HOSHMEM_PES_PER_NODE=2, node A = PEs 0 and 1 drive, node B = PEs 2 and 3 are the targets
+#    (PE 0 -> PE 2, PE 1 -> PE 3, both drivers at once), each target polling, asleep or computing
+#    as in 1. pe: each target's own queue pair and progress thread answer its AMOs; node: PE 2's
+#    answer both targets' (PE 3's thread only sees answers to its own requests, and it makes
+#    none). Not pinned (4 PEs on this machine's CPUs: the scheduler places them). Latency and
+#    rate of each driver (best of UD_PASSES runs), and every PE's progress thread: wake-ups per
+#    second and CPU time as % of the run (PE 2 and PE 3 are the targets).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 iters=${1:-1000}
@@ -107,6 +116,7 @@ exec "$@"
 EOF2
 chmod +x "$work/pe0_env.sh"
 oshrun=("$prefix/bin/oshrun" -np 2 "$work/pe0_env.sh" "$root/perf/pin.sh" "$work/ud_amo")
+oshrun4=("$prefix/bin/oshrun" -np 4 "$work/ud_amo")
 
 # run NAME OUT SECONDS ENV... -- ARGS...: one hoshmem job; a failure is reported, not fatal
 run() {
@@ -120,6 +130,68 @@ run() {
     return 1
   fi
 }
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || a == "-" || b == "-" ||
+  b + 0 == 0) print "-"; else printf "%.2f\n", a / b }'; }
+state_name() { case $1 in lib) echo "polling in library" ;; sleep) echo "asleep (nanosleep)" ;;
+  compute) echo "computing" ;; esac; }
+
+# Section 5: runs its jobs and prints its tables.
+node_section() {
+  local mode state pass
+  for pass in $(seq 1 "$passes"); do
+    for state in lib sleep compute; do
+      for mode in pe node; do
+        echo "== pass $pass: 2 PEs per node, HOSHMEM_PROGRESS=$mode, targets $state"
+        timeout 300 "$softhca" env HOSHMEM_PES_PER_NODE=2 HOSHMEM_ATOMICS=sw \
+          HOSHMEM_PROGRESS="$mode" "${oshrun4[@]}" amo "$state" "$iters" "$batch" \
+          >"$work/node.$mode.$state.$pass" 2>"$work/node.$mode.$state.$pass.err" ||
+          echo "   FAILED (exit or timeout): $(tail -1 "$work/node.$mode.$state.$pass.err")"
+      done
+    done
+  done
+  cat "$work"/node.* 2>/dev/null | grep '^# WRONG' || true
+  # pick FILES KIND NAME STATE PE min|max: the best value of driver PE over the passes
+  pick() { local f=$1 k=$2 n=$3 st=$4 pe=$5 m=$6
+    cat "$work"/node."$f"."$st".[0-9]* 2>/dev/null | awk -v k="$k" -v n="$n" -v s="$st" \
+      -v pe="$pe" -v m="$m" '$1 == k && $2 == n && $3 == s && $5 == pe {
+        if (c++ == 0 || (m == "min" ? $4 < v : $4 > v)) v = $4 } END { print c ? v : "-" }'; }
+  echo
+  echo "two PEs per node (PE 0 -> PE 2, PE 1 -> PE 3 at once): latency (ns) and rate (Mops/s) of each driver; node/pe < 1: node faster (latency), > 1: node faster (rate)"
+  printf '%-20s %-13s %9s %9s %9s %9s %9s %9s\n' target operation "pe PE0" "pe PE1" \
+    "node PE0" "node PE1" "node/pe 0" "node/pe 1"
+  for state in lib sleep compute; do
+    for what in "lat fetch_add min" "lat add min" "rate fetch_add max" "rate add max"; do
+      set -- $what
+      local a0 a1 b0 b1
+      a0=$(pick pe "$1" "$2" "$state" 0 "$3"); a1=$(pick pe "$1" "$2" "$state" 1 "$3")
+      b0=$(pick node "$1" "$2" "$state" 0 "$3"); b1=$(pick node "$1" "$2" "$state" 1 "$3")
+      printf '%-20s %-13s %9s %9s %9s %9s %9s %9s\n' "$(state_name "$state")" "$1 $2" \
+        "$a0" "$a1" "$b0" "$b1" "$(ratio "$b0" "$a0")" "$(ratio "$b1" "$a1")"
+    done
+  done
+  echo
+  echo "two PEs per node: progress threads during the runs (wake-ups per second; CPU = schedstat run time / wall time), pass by pass"
+  printf '%-20s %-5s %4s %8s %11s %11s %11s %11s\n' target mode pass "wall ms" "PE 0 wk/s CPU" \
+    "PE 1" "PE 2" "PE 3"
+  for state in lib sleep compute; do
+    for mode in pe node; do
+      for pass in $(seq 1 "$passes"); do
+        [ -f "$work/node.$mode.$state.$pass" ] || continue
+        awk -v s="$(state_name "$state")" -v m="$mode" -v p="$pass" '
+          $1 == "thread" { wall[$3] = $6; wk[$3] = $4; cpu[$3] = $5; if ($6 > w) w = $6 }
+          function one(pe) { if (!(pe in wk) || wk[pe] == "-" || wall[pe] == 0) return "-"
+            return sprintf("%.0f %.1f%%", wk[pe] * 1000 / wall[pe], 100 * cpu[pe] / wall[pe]) }
+          END { printf "%-20s %-5s %4s %8s %13s %11s %11s %11s\n", s, m, p, w, one(0), one(1),
+            one(2), one(3) }' "$work/node.$mode.$state.$pass"
+      done
+    done
+  done
+}
+if [ "${UD_NODE:-1}" = only ]; then
+  node_section
+  exit 0
+fi
 
 echo "== configuration (SHMEM_INFO=1 of the same job)"
 run info "$work/info" 60 SHMEM_INFO=1 -- info || true
@@ -175,13 +247,9 @@ value() { [ -f "$1" ] && awk -v k="$2" -v n="$3" -v w="$4" '$1 == k && $2 == n &
 # over FILE_PREFIX KIND NAME WHAT min|max: the smallest or largest value over the passes
 over() { for f in "$1".*; do value "$f" "$2" "$3" "$4"; done | awk -v m="$5" 'NF {
   if (n++ == 0 || (m == "min" ? $1 < v : $1 > v)) v = $1 } END { if (n) print v }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-";
-  else printf "%.2f\n", a / b }'; }
 orr() { [ -n "$1" ] && echo "$1" || echo -; }
 runs="both.lib both.sleep both.compute pe1.lib pe1.sleep pe1.compute none.lib"
 threads_name() { case $1 in both) echo both ;; pe1) echo "PE 1" ;; none) echo none ;; esac; }
-state_name() { case $1 in lib) echo "polling in library" ;; sleep) echo "asleep (nanosleep)" ;;
-  compute) echo "computing" ;; esac; }
 
 rtt_poll=$(awk '$1 == "pp" && $2 == "poll" && $3 == 64 { print $5 }' "$work/verbs" 2>/dev/null)
 rtt_event=$(awk '$1 == "pp" && $2 == "event" && $3 == 64 { print $5 }' "$work/verbs" 2>/dev/null)
@@ -289,3 +357,5 @@ awk '$1 == "pp" { rtt[$2, $3] = $5; one[$2, $3] = $4
         v(one["event", s]), v(rtt["event", s]), v(rtt["ppoll", s]), v(rtt["yield", s]), v(rtt["armed", s]) }
     printf "%-8s %11s %11s %11s %11s %11s\n", "rate 8 B", v(r["poll"]), "", v(r["event"]), "", v(r["ppoll"])
   }' "$work/verbs" 2>/dev/null
+
+[ "${UD_NODE:-1}" = 0 ] || node_section

@@ -1,6 +1,8 @@
 /* AMOs over UD to a PE of another node (run on 2 PEs with HOSHMEM_PES_PER_NODE=1
  * HOSHMEM_ATOMICS=sw: every AMO from PE 0 to PE 1 is a UD message that PE 1's CPU executes), with
  * the target PE doing something chosen, for perf/hw/ud.sh. PE 0 drives, PE 1 is the target.
+ * The amo mode also runs on 2N PEs (4 with HOSHMEM_PES_PER_NODE=2: two nodes of two): PE d < N
+ * drives PE d + N, all drivers at once; every result line ends with the driver's PE number.
  *   ud_amo info                          shmem_init and shmem_finalize (for SHMEM_INFO=1)
  *   ud_amo amo STATE [ITERATIONS [BATCH]]   AMO latencies and rates; STATE is what PE 1 does:
  *       lib      waits in shmem_long_wait_until(&done, SHMEM_CMP_NE, 0) (polls inside the library)
@@ -212,7 +214,8 @@ static void target_state(const char *state, long bound_ms) {
   } while (0)
 
 static void print(const char *kind, const char *name, const char *what, double v) {
-  printf("%s %s %s %.*f\n", kind, name, what, strcmp(kind, "lat") == 0 ? 0 : 3, v);
+  printf("%s %s %s %.*f %d\n", kind, name, what, strcmp(kind, "lat") == 0 ? 0 : 3, v,
+         shmem_my_pe());
   fflush(stdout);
 }
 
@@ -260,16 +263,19 @@ static void tell_done(int peer) {
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "info";
   shmem_init();
-  const int me = shmem_my_pe(), peer = shmem_n_pes() - 1;
-  if (peer < 1) {
-    if (me == 0) fprintf(stderr, "ud_amo: needs 2 PEs\n");
+  const int me = shmem_my_pe(), npes = shmem_n_pes(), half = npes / 2;
+  /* PE d < half drives PE d + half; the modes other than amo have one driver and one target */
+  const int peer = me < half ? me + half : npes - 1;
+  if (npes < 2 || npes % 2 || (npes > 2 && strcmp(mode, "amo") != 0)) {
+    if (me == 0) fprintf(stderr, "ud_amo: %s needs 2 PEs%s\n", mode,
+                         strcmp(mode, "amo") == 0 ? " (or an even number)" : "");
     shmem_finalize();
     return 1;
   }
   char *remote = shmem_malloc(MAX_SIZE);
   char *local = shmem_malloc(MAX_SIZE);
   /* Connect the RC QP (puts) and use the UD path once before anyone leaves the library. */
-  if (me == 0) {
+  if (me < half) {
     shmem_long_p(&done, 0, peer);
     shmem_long_atomic_add(&counter, 0, peer);
     shmem_quiet();
@@ -284,10 +290,10 @@ int main(int argc, char **argv) {
     if (batch > MAX_BATCH) batch = MAX_BATCH;
     const struct counters a = read_counters();
     const double t0 = now_ns();
-    if (me == 0) {
+    if (me < half) {
       amo_driver(state, iters, batch, peer);
       tell_done(peer);
-    } else if (me == peer) {
+    } else {
       target_state(state, -1);
     }
     const double wall = (now_ns() - t0) / 1e6;

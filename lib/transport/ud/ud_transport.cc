@@ -20,7 +20,6 @@ namespace {
 constexpr uint32_t kQkey = 0x48535544;   // "HSUD"
 constexpr uint32_t kMagic = 0x68756431;  // every datagram's second word
 constexpr unsigned kSendSlots = 64;
-constexpr unsigned kRecvSlots = 256;
 constexpr size_t kGrh = 40;  // every UD receive starts with room for a GRH
 
 // What precedes the engine's bytes in every datagram.
@@ -66,10 +65,12 @@ bool Transport::init(ib::Device *device, int me, int npes, const Options &option
   ahs_.reset(dev_, static_cast<size_t>(npes));
 
   ibv_context *ctx = dev_->context();
+  const unsigned receives = options_.receive_slots;
   channel_ = ibv_create_comp_channel(ctx);
-  recv_cq_ = channel_ ? ibv_create_cq(ctx, kRecvSlots, nullptr, channel_, 0) : nullptr;
+  recv_cq_ = channel_ ? ibv_create_cq(ctx, static_cast<int>(receives), nullptr, channel_, 0)
+                      : nullptr;
   send_cq_ = recv_cq_ ? ibv_create_cq(ctx, kSendSlots, nullptr, nullptr, 0) : nullptr;
-  qp_ = send_cq_ ? dev_->create_ud_qp(send_cq_, recv_cq_, kRecvSlots, kQkey, 0) : nullptr;
+  qp_ = send_cq_ ? dev_->create_ud_qp(send_cq_, recv_cq_, receives, kQkey, 0) : nullptr;
   if (!qp_) {
     *why = std::string("cannot create the UD queue pair and its completion queues: ") +
            strerror(errno);
@@ -78,7 +79,7 @@ bool Transport::init(ib::Device *device, int me, int npes, const Options &option
   // The thread sleeps in poll(2) on the channel and on an eventfd that interrupt() writes.
   fcntl(channel_->fd, F_SETFL, fcntl(channel_->fd, F_GETFL) | O_NONBLOCK);
   stop_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  const size_t bytes = kSendSlots * datagram_bytes_ + kRecvSlots * (kGrh + datagram_bytes_);
+  const size_t bytes = kSendSlots * datagram_bytes_ + receives * (kGrh + datagram_bytes_);
   buffers_ = static_cast<uint8_t *>(aligned_alloc(4096, (bytes + 4095) & ~size_t{4095}));
   mr_ = buffers_ ? ibv_reg_mr(dev_->pd(), buffers_, bytes, IBV_ACCESS_LOCAL_WRITE) : nullptr;
   if (!mr_ || stop_fd_ < 0) {
@@ -88,7 +89,7 @@ bool Transport::init(ib::Device *device, int me, int npes, const Options &option
   for (unsigned i = kSendSlots; i-- > 0;) free_sends_.push_back(i);
   batch_wrs_.resize(kSendSlots);
   batch_sges_.resize(kSendSlots);
-  for (unsigned i = 0; i < kRecvSlots; ++i) post_receive(i);
+  for (unsigned i = 0; i < receives; ++i) post_receive(i);
 
   Config config;
   config.npes = npes;

@@ -58,6 +58,7 @@ class Transport final : public net::MessagePort, private Callbacks {
     // so a quiet waits a round trip, not a round trip plus a delay and a timer's wake-up.
     uint64_t ack_delay_ns = 0;
     bool progress_thread = true;             // else served only inside the library's calls
+    unsigned receive_slots = 256;            // receives posted (datagrams that can wait unread)
   };
   // Creates the QP, its CQs and buffers. `device` and `handler` outlive this.
   bool init(ib::Device *device, int me, int npes, const Options &options,
