@@ -16,7 +16,6 @@ const char *mode_name(AtomicityMode mode);
 struct ModeRequest {
   std::string_view requested;  // HOSHMEM_ATOMICS: "auto", "sw" or "hw"
   bool hca_present;            // an RDMA device this PE can use
-  bool hca_coherent_with_cpu;  // the HCA reports PCIe atomics coherent with the CPU's
 };
 
 // The mode to use, or nullopt with *why set when the request cannot be met.

@@ -34,6 +34,11 @@ constexpr Variable kVariables[] = {
     {"HOSHMEM_ATOMICS", nullptr, "auto", "auto, sw or hw",
      "atomicity mode: sw = CPU atomics (software inter-node), hw = HCA atomics; auto = hw if an "
      "RDMA device is present"},
+    {"HOSHMEM_COHERENT", nullptr, "auto", "auto, on or off",
+     "all-HW mode with coherent HCA atomics: when every PE's HCA executes 8-byte fetch-add and "
+     "compare-swap as PCIe atomics (coherent with CPU atomics), AMOs to this node's PEs are CPU "
+     "atomics and every other HCA atomic becomes a compare-swap loop; auto = when every PE's "
+     "HCA can, on = stop at shmem_init if one cannot, off = never"},
     // the inline fast path applies only to a heap at its default address
     {"HOSHMEM_HEAP_BASE", nullptr, HOSHMEM_STRINGIFY(HOSHMEM_FAST_HEAP_BASE),
      "an address (hex) or 0 for anywhere",
@@ -203,6 +208,7 @@ Config load_config() {
   c.info = bool_var("SHMEM_INFO");
   c.version = bool_var("SHMEM_VERSION");
   c.atomics = choice_var("HOSHMEM_ATOMICS", {"auto", "sw", "hw"});
+  c.coherent = choice_var("HOSHMEM_COHERENT", {"auto", "on", "off"});
   c.heap_base = uint_var("HOSHMEM_HEAP_BASE");
   c.heap_pages = choice_var("HOSHMEM_HEAP_PAGES", {"auto", "4k", "2m", "1g"});
   c.share_globals = bool_var("HOSHMEM_SHARE_GLOBALS");

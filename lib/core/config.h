@@ -15,6 +15,7 @@ struct Config {
   bool info;                // SHMEM_INFO
   bool version;             // SHMEM_VERSION
   std::string atomics;      // HOSHMEM_ATOMICS: auto | sw | hw
+  std::string coherent;     // HOSHMEM_COHERENT: auto | on | off
   uint64_t heap_base;       // HOSHMEM_HEAP_BASE: where the heap goes on every PE (0: anywhere)
   std::string heap_pages;   // HOSHMEM_HEAP_PAGES: auto | 4k | 2m | 1g
   bool share_globals;       // HOSHMEM_SHARE_GLOBALS

@@ -45,7 +45,8 @@ hoshmem_fast_state &state_of(int pe) {
 // Why the fast path does not apply here, or nullptr when it does (after g_states_mapped is set).
 const char *fast_path_obstacle() {
   if (rt.debug) return "SHMEM_DEBUG checks every call";
-  if (rt.mode != atomics::AtomicityMode::AllSoftware) return "atomics are not all-SW";
+  if (rt.mode != atomics::AtomicityMode::AllSoftware && !rt.coherent)
+    return "atomics are all-HW (and not coherent)";
   if (rt.npes > HOSHMEM_FAST_MAX_PES) return "more than 1024 PEs";
   if (!rt.memory.state_shared()) return "its table could not be shared";  // sleepers need it
   if (rt.space.heap.base != uintptr_t{HOSHMEM_FAST_HEAP_BASE})

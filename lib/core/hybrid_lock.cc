@@ -217,11 +217,13 @@ void setup(const char *routine) {
   // mode: CPU atomics on the home's node instead of loopback atomics), if every manager can be
   // reached; all-SW mode keeps the MCS lock, CPU atomics on a node already.
   const bool reachable = !rt.spans_nodes || messages_source();
+  // Coherent mode needs no second word: the MCS lock already takes CPU atomics on this node.
   g.hybrid = rt.config.lock == "hybrid" ||
              (rt.config.lock == "auto" && rt.mode == atomics::AtomicityMode::AllHardware &&
-              reachable);
+              !rt.coherent && reachable);
   g.why = rt.config.lock != "auto" ? "HOSHMEM_LOCK"
           : g.hybrid               ? "auto: all-HW mode"
+          : rt.coherent            ? "auto: coherent atomics (CPU atomics on this node already)"
           : rt.mode == atomics::AtomicityMode::AllHardware
               ? "auto: all-HW mode, but no messages reach other nodes' lock managers"
               : "auto: all-SW mode";

@@ -28,6 +28,7 @@ struct ProbeRecord {
   uint64_t kernel;    // which running kernel (boot_id): PEs with the same one share its memory
   rc::PeerAddress address;  // address.dct: its DC target (0: none)
   uint8_t masked;     // its device's masked atomics (the job uses what every PE's has)
+  uint8_t coherent;   // its HCA executes 8-byte fetch-add and compare-swap as PCIe atomics
   uint16_t masked_sizes_rc, masked_sizes_dc;
   char why_not[96];  // when not capable: why (for the error the other PEs report)
   char no_dc[96];    // when it has no DC target (and one was asked for): why
@@ -244,6 +245,7 @@ uint16_t g_job_masked_rc = 0xffff, g_job_masked_dc = 0xffff;
 uint16_t g_any_masked_rc = 0, g_any_masked_dc = 0;
 int g_first_lacking[2][16];  // [rc, dc][size bit]: the first PE without it (-1: none yet)
 int g_masked_limited_by = -1;
+int g_first_incoherent = -1;  // the first PE whose HCA atomics are not coherent (-1: none)
 
 // Pinning. ibv_reg_mr (no on-demand paging here) makes the kernel allocate and lock every page
 // of the heap at shmem_init, as rxe and real HCAs do: a heap that does not fit in memory gets the
@@ -340,6 +342,7 @@ bool rdma_probe(Bootstrap &boot, bool for_messages, std::string *why) {
       mine.masked = caps.masked;
       mine.masked_sizes_rc = caps.masked_sizes_rc;
       mine.masked_sizes_dc = caps.masked_sizes_dc;
+      mine.coherent = (caps.pci_fetch_add & 8) && (caps.pci_compare_swap & 8);
       snprintf(mine.no_dc, sizeof mine.no_dc, "%s", hca->transport.dc_target_why().c_str());
       g_rdma = hca.release();
     }
@@ -370,7 +373,9 @@ bool rdma_capable(Bootstrap &boot, int pe, std::string *why) {
     g_any_masked_rc = g_any_masked_dc = 0;
     for (auto &row : g_first_lacking)
       for (int &p : row) p = -1;
+    g_first_incoherent = -1;
   }
+  if (!(r.capable && r.coherent) && g_first_incoherent < 0) g_first_incoherent = pe;
   if (r.capable) {
     const uint16_t sizes[2] = {r.masked ? r.masked_sizes_rc : uint16_t(0),
                                r.masked ? r.masked_sizes_dc : uint16_t(0)};
@@ -409,6 +414,9 @@ atomics::AtomicBackend *rdma_start(Bootstrap &boot) {
   } else {
     g_transport_reason = "HOSHMEM_TRANSPORT=" + t;
   }
+  // Coherent mode: no masked atomic (none is a PCIe atomic) reaches a word that CPU atomics
+  // may update; the operations that needed one become compare-swap loops.
+  if (rt.coherent) g_job_masked_rc = g_job_masked_dc = 0;
   r.device->limit_masked_atomics(g_job_masked_rc, g_job_masked_dc);
   g_masked_limited_by = -1;
   for (int t = 0; t < 2; ++t)
@@ -456,8 +464,12 @@ atomics::AtomicBackend *rdma_start(Bootstrap &boot) {
   }
   r.same_file_base = r.file_bases.empty();
   // The API's inline add (rdma_add.h) needs the heap where ours is; it serves HCA atomics only
-  // and makes none of SHMEM_DEBUG's checks.
-  if (r.same_file_base && rt.mode == atomics::AtomicityMode::AllHardware && !rt.debug)
+  // and makes none of SHMEM_DEBUG's checks. In coherent mode this node's PEs take CPU atomics,
+  // which the inline add does not tell apart: it serves only PEs alone on their node.
+  bool node_peers = false;
+  for (int pe = 0; pe < rt.npes; ++pe) node_peers = node_peers || (pe != rt.me && rt.control[pe]);
+  if (r.same_file_base && rt.mode == atomics::AtomicityMode::AllHardware && !rt.debug &&
+      !(rt.coherent && node_peers))
     rdma_add_path = {r.transport.lane_table(), r.file_base, r.file_size, rt.space.data.base,
                      r.data_mr ? rt.space.data.size : 0, r.segments.data()};
   peer::routes.network = &r;
@@ -567,7 +579,11 @@ std::string rdma_cache_description() {
   return g_rdma ? g_rdma->transport.cache_description() : "-";
 }
 
+int rdma_first_incoherent() { return g_first_incoherent; }
+
 std::string rdma_description() {
+  if (g_rdma && rt.coherent)
+    return g_rdma->device->describe() + "; masked atomics unused (coherent mode)";
   if (g_rdma && g_masked_limited_by >= 0)
     return g_rdma->device->describe() + "; masked atomics as PE " + std::to_string(g_masked_limited_by) +
            "'s device has them (the job uses what every PE's has)";

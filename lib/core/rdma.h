@@ -32,6 +32,10 @@ class Link;
 bool rdma_probe(Bootstrap &boot, bool for_messages, std::string *why);
 // After the exchange: whether PE `pe` published that it can (if not, *why says why).
 bool rdma_capable(Bootstrap &boot, int pe, std::string *why = nullptr);
+// After rdma_capable() for every PE: the first PE whose HCA does not execute 8-byte fetch-add and
+// compare-swap as PCIe atomics (coherent with CPU atomics), or whose HCA has no atomics; -1 when
+// every PE's does (coherent mode may be used: rt.coherent, set before rdma_start).
+int rdma_first_incoherent();
 // Registers the segments, exchanges their keys (a collective exchange), sets peer::routes.network
 // and returns the atomic backend. Fatal on failure.
 atomics::AtomicBackend *rdma_start(Bootstrap &boot);

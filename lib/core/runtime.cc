@@ -166,7 +166,7 @@ void runtime_init(int requested, int *provided, const char *routine) {
   for (int pe = 0; pe < rt.npes; ++pe)
     if (!rdma_capable(boot, pe, lacking < 0 ? &no_hca : nullptr) && lacking < 0) lacking = pe;
   const char *why = nullptr;
-  auto mode = atomics::choose_mode({rt.config.atomics, lacking < 0, false}, &why);
+  auto mode = atomics::choose_mode({rt.config.atomics, lacking < 0}, &why);
   if (lacking >= 0 && rt.config.atomics == "hw")
     fatal(routine, "HOSHMEM_ATOMICS=hw, but PE %d cannot do HCA atomics: %s", lacking,
           no_hca.c_str());
@@ -178,6 +178,28 @@ void runtime_init(int requested, int *provided, const char *routine) {
     if (t == "ud")
       fatal(routine, "HOSHMEM_TRANSPORT=ud cannot carry all-HW mode's atomics: UD has no RDMA "
             "atomics (use rc or dc, or HOSHMEM_ATOMICS=sw)");
+  }
+  // Coherent HCA atomics, a refinement of all-HW mode (HOSHMEM_COHERENT).
+  const int incoherent = rdma_first_incoherent();
+  rt.coherent = false;
+  if (rt.mode != atomics::AtomicityMode::AllHardware) {
+    if (rt.config.coherent == "on")
+      fatal(routine, "HOSHMEM_COHERENT=on: coherent HCA atomics are a form of all-HW mode, and "
+            "this job is all-SW");
+  } else if (rt.config.coherent == "off") {
+    rt.coherent_reason = "HOSHMEM_COHERENT=off";
+  } else if (incoherent >= 0) {
+    if (rt.config.coherent == "on")
+      fatal(routine, "HOSHMEM_COHERENT=on, but PE %d's HCA does not execute 8-byte fetch-add and "
+            "compare-swap as PCIe atomics (coherent with CPU atomics)", incoherent);
+    rt.coherent_reason = "PE " + std::to_string(incoherent) + "'s HCA has no coherent (PCIe) "
+                         "8-byte fetch-add and compare-swap";
+  } else {
+    rt.coherent = true;
+    rt.coherent_reason = rt.config.coherent == "on"
+                             ? "HOSHMEM_COHERENT=on"
+                             : "auto: every PE's HCA executes 8-byte fetch-add and compare-swap "
+                               "as PCIe atomics";
   }
   rt.spans_nodes = spans_nodes;
   if (rt.config.atomics != "auto")
@@ -198,7 +220,7 @@ void runtime_init(int requested, int *provided, const char *routine) {
   for (int pe = 0; pe < rt.npes; ++pe) {
     controls[pe] = rt.memory.control(pe);
     rt.cpu_atomics_table[pe] =
-        controls[pe] != nullptr && rt.mode == atomics::AtomicityMode::AllSoftware;
+        controls[pe] != nullptr && (rt.mode == atomics::AtomicityMode::AllSoftware || rt.coherent);
   }
   rt.control = controls.data();
   peer::routes = peer::Routes{rt.control, rt.memory.own_file(), shm::kControlBytes,
@@ -309,13 +331,19 @@ void runtime_print_info(FILE *out) {
           rt.config.pes_per_node ? " (HOSHMEM_PES_PER_NODE)" : "",
           rt.boot ? rt.boot->launcher() : "-");
   fprintf(out, "  atomicity mode: %s (%s; %s)\n", atomics::mode_name(rt.mode),
-          rt.mode == atomics::AtomicityMode::AllHardware
+          rt.coherent ? "coherent: CPU atomics on this node's PEs, the HCA's coherent 8-byte "
+                        "fetch-add and compare-swap for other nodes, every other operation a "
+                        "compare-swap loop on them"
+          : rt.mode == atomics::AtomicityMode::AllHardware
               ? "every AMO by the HCA, to this node's PEs through loopback"
           : rt.spans_nodes
               ? "CPU atomics: on shared memory on this node, by the target PE for other nodes"
               : "CPU atomics on shared memory",
           rt.mode_reason.c_str());
   fprintf(out, "  RDMA device: %s\n", rdma_description().c_str());
+  if (rt.mode == atomics::AtomicityMode::AllHardware)
+    fprintf(out, "  coherent atomics: %s (%s)\n", rt.coherent ? "on" : "off",
+            rt.coherent_reason.c_str());
   if (rt.mode != atomics::AtomicityMode::AllHardware && rt.rma_over_ud)
     fprintf(out, "  transport: %s; shared memory on this node\n", messages_description().c_str());
   else if (rt.mode != atomics::AtomicityMode::AllHardware && rt.spans_nodes)

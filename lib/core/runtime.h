@@ -27,7 +27,8 @@ struct Runtime {
   int me = -1;
   int npes = 0;
   bool debug = false;
-  // true when AMOs on a PE may use CPU atomics on its mapped memory (all-SW mode, same node)
+  // true when AMOs on a PE may use CPU atomics on its mapped memory (same node, in all-SW mode or
+  // in all-HW mode with coherent HCA atomics)
   const bool *cpu_atomics_ok = nullptr;
   SymmetricSpace space;
   shm::ControlBlock *const *control = nullptr;  // per PE, null when off-node
@@ -42,6 +43,10 @@ struct Runtime {
   Config config{};
   atomics::AtomicityMode mode = atomics::AtomicityMode::AllSoftware;
   std::string mode_reason;  // for SHMEM_INFO: why this mode
+  // All-HW mode whose HCA atomics are all coherent with CPU atomics (HOSHMEM_COHERENT): CPU
+  // atomics on this node's words, only 8-byte fetch-add and compare-swap on the HCA.
+  bool coherent = false;
+  std::string coherent_reason;  // for SHMEM_INFO: why (or why not, in all-HW mode)
   atomics::AtomicBackend *remote_atomics = nullptr;  // inter-node / loopback backend, if any
   WaitPolicy wait;
   std::unique_ptr<Bootstrap> boot;
