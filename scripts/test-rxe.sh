@@ -3,7 +3,8 @@
 # soft-RoCE (rdma_rxe), in a QEMU guest, for machines without an RDMA device.
 #
 #   scripts/test-rxe.sh [NAME...]       NAME: a program (amo, lock, ...), a test (ud_amo_np4) or
-#                                       a mode (rc, ud, ring; with names: only their runs in it);
+#                                       a mode (rc, ud, ring, udnode; with names: only their runs
+#                                       in it);
 #                                       default: every test of the table below
 #   scripts/test-rxe.sh two [NAME...]   the same with two guests and Open MPI's mpirun (below)
 #
@@ -17,7 +18,8 @@
 # cannot see what it must run stops the command with one line) and runs scripts/rxe/guest-run.sh: rxe0 on eth0, then each test through test/shmem/run_test.sh
 # with HOSHMEM_PES_PER_NODE=1 (every PE its own node, all traffic over rxe0), in all-HW mode over
 # RC, in all-SW mode over UD, and in all-SW mode over RC with the AMOs through the receive rings
-# (HOSHMEM_AM=ring). Prints a line per test, the end of each failing test's log, then
+# (HOSHMEM_AM=ring); and over UD with 2 PEs per node and one server per node (udnode:
+# HOSHMEM_PES_PER_NODE=2 HOSHMEM_PROGRESS=node). Prints a line per test, the end of each failing test's log, then
 # "N passed, N failed" and the time taken; exits non-zero if a test failed or the guest did not
 # finish. Bazel's output goes to build/logs/test-rxe.log, the guest's console to
 # build/rxe/console.log, the results and every test's log to build/rxe/results/.
@@ -109,6 +111,14 @@ ring 2 lock
 ring 2 amo_busy_target
 ring 2 fail_sigkill 60 --expect-status nonzero --no-survivors --expect-stderr ${die_re}KILL
 TESTS
+  # udnode: all-SW mode over UD, 2 nodes of 2 PEs, every request for a node's PEs served by its
+  # first PE (HOSHMEM_PROGRESS=node): the second PE of each node is never sent one.
+  cat <<TESTS
+udnode 4 amo 240 --env SHMEM_INFO=1 --expect-output hoshmem:.PE.1:.UD:.*.0.requests.delivered --expect-output hoshmem:.PE.3:.UD:.*.0.requests.delivered
+udnode 4 amo_contention 240 --env SHMEM_INFO=1 --env HOSHMEM_UD_DEBUG_MS=20000
+udnode 4 put_signal_peers 240 --expect-output put_signal_peers:.OK.on.{np}.PEs
+udnode 4 lock
+TESTS
 }
 # Two guests: 2 PEs (one per guest) and some on 4 (two per guest: a peer on the same node and
 # one on the other). The first test of each mode has the library say what it uses (SHMEM_INFO=1)
@@ -146,11 +156,11 @@ TESTS
 wanted() {
   local a mode_ok=1 name_ok=1
   for a in "${filters[@]+"${filters[@]}"}"; do
-    case $a in rc | ud | ring) mode_ok=0 ;; *) name_ok=0 ;; esac
+    case $a in rc | ud | ring | udnode) mode_ok=0 ;; *) name_ok=0 ;; esac
   done
   for a in "${filters[@]+"${filters[@]}"}"; do
     case $a in
-      rc | ud | ring) [[ $a == "$1" ]] && mode_ok=1 ;;
+      rc | ud | ring | udnode) [[ $a == "$1" ]] && mode_ok=1 ;;
       *) [[ $a == "$2" || $a == "$3" ]] && name_ok=1 ;;
     esac
   done
@@ -270,6 +280,7 @@ while read -r mode np prog limit opts; do
   case $mode in
     rc) env="--env HOSHMEM_ATOMICS=hw --env HOSHMEM_TRANSPORT=rc" ;;
     ring) env="--env HOSHMEM_ATOMICS=sw --env HOSHMEM_TRANSPORT=rc --env HOSHMEM_AM=ring" ;;
+    udnode) env="--env HOSHMEM_ATOMICS=sw --env HOSHMEM_TRANSPORT=ud --env HOSHMEM_PES_PER_NODE=2 --env HOSHMEM_PROGRESS=node" ;;
     *) env="--env HOSHMEM_ATOMICS=sw --env HOSHMEM_TRANSPORT=ud" ;;
   esac
   line=$(printf '%s\t%s\t%s\t%s' "${mode}_${prog}_np$np" "$np" "${limit:-240}" "$prog")
