@@ -77,6 +77,7 @@ struct Transport::Endpoint {
   uint32_t add_credits = 0;     // CQ credits the budget took for its signaled adds, not yet used
   bool add_inline_ok = false;
   uint64_t last_signaled = 0;     // the number of the last signaled WQE
+  uint64_t last_imm = 0;          // the number of the last write with immediate (check_lost)
   unsigned signal_every = 1;
   unsigned atomic_signal_every = 1;  // for reads and atomics: at most rd_depth_ / 2
   ib::RemoteAddr last_remote{};   // where quiet's zero-length write goes

@@ -1135,8 +1135,40 @@ void Transport::complete(Lane *l, const Action &a) {
 }
 
 void Transport::wait_for(Lane *l, Endpoint *ep, uint64_t seq) {
-  for (unsigned spins = 0; ep->done < seq; ++spins)
+  Clock::time_point since{};
+  for (unsigned spins = 0; ep->done < seq; ++spins) {
     if (!progress(l) && spins > 1000) sched_yield();
+    if (spins % 4096 == 4095) check_lost(ep, seq, since);
+  }
+}
+
+// A device retries an unacknowledged request ack_timeout_ at a time, 7 times, and then fails it
+// (RNR waits aside, which a receiver that serves ends within milliseconds): a work request still
+// without a completion, on a queue pair that still reports no error, long after that, was lost
+// by the device or its driver. Linux 6.1's soft-RoCE does that to an atomic it retransmitted,
+// and the job would otherwise wait forever (or fail elsewhere with the wrong cause).
+void Transport::check_lost(Endpoint *ep, uint64_t seq, Clock::time_point &since) {
+  const Clock::time_point now = Clock::now();
+  if (since == Clock::time_point{}) {
+    since = now;
+    return;
+  }
+  const double try_s = 4.096e-6 * static_cast<double>(uint64_t{1} << ack_timeout_);
+  const auto limit = std::chrono::duration<double>(8 * try_s * 1.5 + 5);
+  if (now - since < limit) return;
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  if (ibv_query_qp(ep->qp, &attr, IBV_QP_STATE, &init) != 0 || attr.qp_state != IBV_QPS_RTS)
+    return;  // an error: its completion reports it
+  // A write with immediate still in flight may instead be waiting for a receive (RNR).
+  char cause[240];
+  snprintf(cause, sizeof cause, "work request %llu got no completion in %.0f s, and its queue "
+           "pair reports no error: the RDMA device or its driver lost it%s",
+           static_cast<unsigned long long>(seq),
+           std::chrono::duration<double>(now - since).count(),
+           ep->last_imm > ep->done ? ", or the peer posts no receive for a write with immediate"
+                                   : "");
+  fail(ep->pe, cause);
 }
 
 unsigned Transport::take_slot(Lane *l) {
@@ -1377,7 +1409,7 @@ void Transport::put_inline_notify(int pe, const void *source, uint32_t length,
   ep = queue_for(l, pe, ep);
   Wqe w{Wqe::kWriteInlineImm, source, {0, 0}, length, dest, nullptr};
   w.imm = imm;
-  submit(l, ep, w, Action{}, false);
+  ep->last_imm = submit(l, ep, w, Action{}, false);
 }
 
 bool Transport::open_arrivals(unsigned depth, std::string *why) {

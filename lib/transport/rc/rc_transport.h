@@ -78,6 +78,7 @@
 #include <infiniband/verbs.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -299,6 +300,7 @@ class Transport {
   void take_deferred_locked();
   void reap_locked();
   [[noreturn]] void fail(int pe, const char *cause);
+  void check_lost(Endpoint *ep, uint64_t seq, std::chrono::steady_clock::time_point &since);
   void rma(Lane *lane, int pe, bool write, void *local, size_t length,
            const ib::RemoteAddr &remote, bool nbi);
 

@@ -86,6 +86,12 @@ Config load_config() {
     exit(1);
   }
   c.pcie_atomics = env_knob("SOFTHCA_PCIE_ATOMICS", 0, 0, 1) != 0;
+  c.lose_atomic = uint32_t(env_knob("SOFTHCA_LOSE_ATOMIC", 0, 0, 1u << 30));
+  // SOFTHCA_LOSE_ATOMIC_RANK=R: only in the process its launcher made rank R.
+  if (long only = env_knob("SOFTHCA_LOSE_ATOMIC_RANK", -1, -1, 1 << 30); only >= 0) {
+    const char* r = getenv("PMIX_RANK") ? getenv("PMIX_RANK") : getenv("PMI_RANK");
+    if (!r || atol(r) != only) c.lose_atomic = 0;
+  }
   c.log_max_msg = uint32_t(env_knob("SOFTHCA_LOG_MAX_MSG", 30, 20, 30));
   c.compact_av = env_knob("SOFTHCA_COMPACT_AV", 1, 0, 1) != 0;
   c.devx = env_knob("SOFTHCA_DEVX", 1, 0, 1) != 0;
@@ -1095,7 +1101,15 @@ void Hca::execute_wqe(Qp* qp, uint32_t start, uint32_t bbs) {
   }
   if (routable && try_direct(qp, p, e.node, e.gen, m.dst_qpn, m.dlid, m.dc_key, raddr, rkey, atomic,
                              payload, uint32_t(total))) {
-    p.syndrome = kSynOk;  // executed and acknowledged already; takes no PSN
+    // SOFTHCA_LOSE_ATOMIC: as Linux 6.1's soft-RoCE did to an atomic it retransmitted, the
+    // responder executed it and the requester never completes it, nor anything behind it, and
+    // reports no error (the QP stays in RTS).
+    static std::atomic<uint32_t> direct_atomics{0};
+    if (p.result_size && config().lose_atomic &&
+        direct_atomics.fetch_add(1, std::memory_order_relaxed) + 1 == config().lose_atomic)
+      p.lost = true;
+    else
+      p.syndrome = kSynOk;  // executed and acknowledged already; takes no PSN
     qp->out.push_back(std::move(p));
     return;
   }
@@ -1435,7 +1449,7 @@ void Hca::on_resp(const uint8_t* body, uint32_t len) {
   std::lock_guard<std::recursive_mutex> g(qp->mu);
   Pending* p = nullptr;
   for (auto& x : qp->out)  // a chunked message's PSNs end at x.psn
-    if (x.syndrome < 0 && ((x.psn - r.psn) & 0xffffff) < x.chunks) {
+    if (x.syndrome < 0 && !x.lost && ((x.psn - r.psn) & 0xffffff) < x.chunks) {
       p = &x;
       break;
     }
@@ -1595,7 +1609,7 @@ void Hca::timers() {
       if (now < qp->rnr_resend_at) continue;
       qp->rnr_resend_at = 0;
       for (Pending& p : qp->out)  // replay from the NAKed request on, in order
-        if (p.syndrome < 0 && p.dst_node < kMaxNodes) {
+        if (p.syndrome < 0 && !p.lost && p.dst_node < kMaxNodes) {
           p.sent_ns = now;
           for (const auto& x : p.pieces)  // a long message's earlier pieces (duplicates: dropped)
             post_msg(p.dst_node, p.dst_gen, kReq, x.data(), x.size(), nullptr, 0);
@@ -1610,7 +1624,7 @@ void Hca::timers() {
         head = &p;
         break;
       }
-    if (!head) continue;
+    if (!head || head->lost) continue;
     uint64_t t = qp->attr.timeout ? (4096ull << std::min<int>(qp->attr.timeout, 31)) : ~0ull / 64;
     uint64_t limit = std::min<uint64_t>(t * (qp->attr.retry_cnt + 1),
                                         uint64_t(config().max_retry_ms) * 1000000);

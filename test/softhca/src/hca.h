@@ -28,6 +28,7 @@ struct Config {
   bool masked_atomics = true;      // SOFTHCA_MASKED_ATOMICS=0: a device without extended atomics
   uint32_t ext_atomic_max = 8;     // SOFTHCA_EXT_ATOMIC_MAX: widest masked atomic operand (bytes)
   bool pcie_atomics = false;       // SOFTHCA_PCIE_ATOMICS=1: 8-byte CS/FA coherent with CPU atomics
+  uint32_t lose_atomic = 0;        // SOFTHCA_LOSE_ATOMIC=N: the Nth direct atomic never completes
   uint32_t log_max_msg = 30;       // SOFTHCA_LOG_MAX_MSG: largest message 2^n (QUERY_HCA_CAP, max_msg_sz)
   bool compact_av = true;          // SOFTHCA_COMPACT_AV=0: no 16-byte address vectors
   double ud_loss = 0, ud_dup = 0, ud_reorder = 0;

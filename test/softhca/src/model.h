@@ -127,6 +127,7 @@ struct Pending {
   uint64_t complete_at = 0;  // SOFTHCA_COMPLETION_DELAY_US: not retired before (ns)
   uint32_t rnr_count = 0;
   bool in_cqe = false;  // the result goes into the CQE (scatter-to-CQE), not to `local`
+  bool lost = false;    // SOFTHCA_LOSE_ATOMIC: executed, but never completed nor retried
   uint8_t cqe_data[64] = {};
 };
 
