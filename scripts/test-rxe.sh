@@ -149,6 +149,20 @@ rc 2 rma_large 400 --env SHMEM_SYMMETRIC_SIZE=100M
 ud 2 pitfall_3_completion 400 --env SHMEM_INFO=1
 rc 4 info 240 --env SHMEM_SYMMETRIC_SIZE=1G --expect-status nonzero --expect-stderr ^hoshmem:.PE.[0-9]+:.shmem_init:.registering.the.symmetric.heap.with.rxe0.pins.it:.[0-9]+.MiB.for.2.PE
 TESTS
+  # MPICH's Hydra instead of mpirun (scripts/rxe/hydra.sh: the PMI wire protocol, PMI-1 unless
+  # HOSHMEM_PMI=pmi2): hrc all-HW over RC, hud all-SW over UD; a PE killed and shmem_global_exit
+  # end the job with a non-zero status and no PE left.
+  cat <<TESTS
+hrc 2 amo 240 --env SHMEM_INFO=1 --expect-output PEs:.2,.1.on.this.node --expect-output launcher:.pmi-1
+hrc 4 amo 240 --env SHMEM_INFO=1 --env HOSHMEM_PMI=pmi2 --expect-output PEs:.4,.2.on.this.node --expect-output launcher:.pmi-2
+hrc 2 rma_typed
+hrc 4 lock
+hrc 2 fail_sigkill 60 --expect-status nonzero --no-survivors --expect-stderr KILL
+hrc 2 launch_global_exit 60 --expect-status 255 --no-survivors --expect-stderr ^PE.[0-9]+:.calling.shmem_global_exit
+hud 2 amo 240 --env SHMEM_INFO=1 --expect-output PEs:.2,.1.on.this.node
+hud 4 amo_contention 600 --env SHMEM_INFO=1
+hud 2 sync_families
+TESTS
 }
 # wanted MODE PROGRAM ID: selected by the command's arguments? Modes (rc, ud) and the other names
 # (a program, or a test's ID such as ud_amo_contention_np4) narrow each other: `ud amo` is the
@@ -156,11 +170,11 @@ TESTS
 wanted() {
   local a mode_ok=1 name_ok=1
   for a in "${filters[@]+"${filters[@]}"}"; do
-    case $a in rc | ud | ring | udnode) mode_ok=0 ;; *) name_ok=0 ;; esac
+    case $a in rc | ud | ring | udnode | hrc | hud) mode_ok=0 ;; *) name_ok=0 ;; esac
   done
   for a in "${filters[@]+"${filters[@]}"}"; do
     case $a in
-      rc | ud | ring | udnode) [[ $a == "$1" ]] && mode_ok=1 ;;
+      rc | ud | ring | udnode | hrc | hud) [[ $a == "$1" ]] && mode_ok=1 ;;
       *) [[ $a == "$2" || $a == "$3" ]] && name_ok=1 ;;
     esac
   done
@@ -278,7 +292,7 @@ programs=()
 while read -r mode np prog limit opts; do
   wanted "$mode" "$prog" "${mode}_${prog}_np$np" || continue
   case $mode in
-    rc) env="--env HOSHMEM_ATOMICS=hw --env HOSHMEM_TRANSPORT=rc" ;;
+    rc | hrc) env="--env HOSHMEM_ATOMICS=hw --env HOSHMEM_TRANSPORT=rc" ;;
     ring) env="--env HOSHMEM_ATOMICS=sw --env HOSHMEM_TRANSPORT=rc --env HOSHMEM_AM=ring" ;;
     udnode) env="--env HOSHMEM_ATOMICS=sw --env HOSHMEM_TRANSPORT=ud --env HOSHMEM_PES_PER_NODE=2 --env HOSHMEM_PROGRESS=node" ;;
     *) env="--env HOSHMEM_ATOMICS=sw --env HOSHMEM_TRANSPORT=ud" ;;

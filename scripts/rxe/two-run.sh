@@ -36,7 +36,7 @@ progress() { echo "$role: $*" >>"$out"; }
 # scripts/rxe/init); if not, one line for the host (/results/fatal) and no test at all.
 needs=("$SSHD_ROOT/usr/sbin/sshd")
 if [[ $role == a ]]; then
-  needs=("$REPO/test/shmem/run_test.sh" "$REPO/scripts/rxe/mpirun.sh")
+  needs=("$REPO/test/shmem/run_test.sh" "$REPO/scripts/rxe/mpirun.sh" "$REPO/scripts/rxe/hydra.sh")
   while IFS=$'\t' read -r -a f; do needs+=("$BINDIR/${f[3]:-}"); done </results/plan
 fi
 for need in "${needs[@]}"; do
@@ -195,8 +195,11 @@ while IFS=$'\t' read -r -a f; do
   export RXE_STDOUT=/results/logs/$id.stdout RXE_STDERR=/results/logs/$id.stderr
   opts=("${f[@]:4}")
   opts=("${opts[@]//"$v4gid_tag"/${v4gid##*/}}") # the plan's {v4gid}: the IPv4 GID's index
+  # hrc_*, hud_*: MPICH's Hydra (PMI), the others Open MPI's mpirun (PMIx)
+  launcher=$REPO/scripts/rxe/mpirun.sh
+  [[ $id == h* ]] && launcher=$REPO/scripts/rxe/hydra.sh
   timeout -k 5 $((limit + 30)) bash "$REPO/test/shmem/run_test.sh" --np "$np" --timeout "$limit" \
-    "${opts[@]}" "$REPO/scripts/rxe/mpirun.sh" "$BINDIR/$prog" >"/results/logs/$id.log" 2>&1 </dev/null
+    "${opts[@]}" "$launcher" "$BINDIR/$prog" >"/results/logs/$id.log" 2>&1 </dev/null
   status=$?
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
   # what the library said about itself (SHMEM_INFO=1): nodes, device, transport
