@@ -16,13 +16,11 @@ iters=${1:-2000}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-echo "== machine: $(nproc) CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)," \
-  "load average $(cut -d' ' -f1-3 /proc/loadavg); at most $iters iterations per loop"
 source "$root/perf/hw/install.sh"
+machine_line "at most $iters iterations per loop"
 install_hoshmem WIDE_PREFIX "$work"
 "$prefix/bin/oshcc" -O2 "$root/perf/hw/wide.c" -o "$work/wide"
-softhca="$root/test/softhca/with-softhca"
-"$softhca" true  # builds the model now if needed, not inside a timed run
+use_softhca
 
 # run OUT ENV...: one job (a fabric of its own); a failure is reported, not fatal
 run() {
