@@ -31,15 +31,17 @@ double shmemx_wtime(void);
  * line); above 8, the bytes in memory order as one little-endian integer (carries run toward
  * higher addresses). dest must be aligned to `size`.
  *   4 and 8 bytes: atomic with respect to every other AMO the job issues on that word, in either
- *   mode (the HCA's masked atomics in all-HW mode, compare-swap loops on a device without them;
- *   CPU compare-swap loops in all-SW mode).
- *   16-128 bytes in all-HW mode when every PE's device has that size: the target's HCA (a
- *   fetch-add whose fields cross 8-byte words as full-width masked compare-swap loops), atomic
- *   with respect to every HCA atomic on those bytes.
- *   Otherwise (all-SW mode, a size a device lacks, 256 bytes): the lock fallback, under the
- *   target's stripe locks (the caller gets, computes and puts; in all-SW mode to another node
- *   the target's CPU computes, in one message), complete on return: atomic with respect to other
- *   masked atomics of 16-256 bytes on those bytes only, not to smaller AMOs, puts or stores.
+ *   mode (the HCA's masked atomics in all-HW mode, compare-swap loops on a device without them
+ *   and in coherent mode, whose PEs use CPU atomics on their node's words; CPU compare-swap
+ *   loops in all-SW mode).
+ *   16-128 bytes in all-HW mode when every PE's device has that size, outside coherent mode: the
+ *   target's HCA (a fetch-add whose fields cross 8-byte words as full-width masked compare-swap
+ *   loops), atomic with respect to every HCA atomic on those bytes.
+ *   Otherwise (all-SW mode, coherent mode, a size a device lacks, 256 bytes): the lock
+ *   fallback, under the target's stripe locks (the caller gets, computes and puts; in all-SW mode
+ *   to another node the target's CPU computes, in one message), complete on return: atomic with
+ *   respect to other masked atomics of 16-256 bytes on those bytes only, not to smaller AMOs,
+ *   puts or stores.
  * Which one a size uses is the same on every PE; SHMEM_INFO=1 prints it ("wide masked atomics").
  * docs/user-guide.md, "Masked atomics". */
 void shmemx_atomic_fetch_add_fields(void *dest, const void *value, const void *boundary,
