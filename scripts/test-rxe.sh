@@ -6,7 +6,8 @@
 #                                       a mode (rc, ud, ring, udnode; with names: only their runs
 #                                       in it);
 #                                       default: every test of the table below
-#   scripts/test-rxe.sh two [NAME...]   the same with two guests and Open MPI's mpirun (below)
+#   scripts/test-rxe.sh two [NAME...]   the same with two guests and Open MPI's mpirun, or MPICH's
+#                                       Hydra for the modes hrc and hud (below)
 #
 # Installs what is missing (scripts/debian-packages.txt and scripts/rxe/debian-packages.txt),
 # takes Debian's own kernel and its modules out of the linux-image package (downloaded with
@@ -35,7 +36,8 @@
 # this machine; keys are made at boot in each guest's tmpfs). One PE per guest (two for 4 PEs),
 # no HOSHMEM_PES_PER_NODE: the library learns from PMIx which PEs share its node, and
 # HOSHMEM_RC_TIMEOUT=21 (an ACK can take over a second between TCG guests; see two-run.sh).
-# The guests run scripts/rxe/two-run.sh, the launcher is scripts/rxe/mpirun.sh; consoles in
+# The guests run scripts/rxe/two-run.sh, the launcher is scripts/rxe/mpirun.sh (hrc and hud:
+# scripts/rxe/hydra.sh, Hydra's proxy started in rxe-b over the same ssh); consoles in
 # build/rxe/console-{a,b}.log, results and logs in build/rxe/two/ (with each test's changes to
 # both guests' rxe0 hw_counters and eth0 statistics: logs/ID.counters).
 #
