@@ -681,7 +681,13 @@ void Transport::send_cm(int pe, uint8_t type, uint16_t lane, uint32_t qpn, uint3
   ibv_sge sge{reinterpret_cast<uint64_t>(&m), sizeof m, 0};
   ibv_send_wr wr{}, *bad = nullptr;
   wr.opcode = IBV_WR_SEND;
-  wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+  // One completion per 16 sends retires them all: the send completions the CQ can hold next to a
+  // completion per posted receive stay bounded however long the connection thread, which alone
+  // reads the CQ, waits for a CPU (a completion per send overran the CQ of 2 x kCmSlots under
+  // load, with 8 PEs resending requests every 50 ms). A full send queue drops a datagram: its
+  // request is resent by the requester's timer, a reply by the next request.
+  const bool signal = cm_sends_.fetch_add(1, std::memory_order_relaxed) % 16 == 15;
+  wr.send_flags = IBV_SEND_INLINE | (signal ? IBV_SEND_SIGNALED : 0);
   wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.wr.ud.ah = ah;

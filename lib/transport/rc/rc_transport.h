@@ -372,6 +372,7 @@ class Transport {
   // Connection manager side
   ibv_comp_channel *cm_channel_ = nullptr;
   int cm_wake_ = -1;  // eventfd: stop_cm wakes the connection thread without the network
+  std::atomic<unsigned> cm_sends_{0};  // datagrams sent: every 16th asks for a completion
   ibv_cq *cm_cq_ = nullptr;
   ibv_qp *cm_qp_ = nullptr;
   ibv_mr *cm_mr_ = nullptr;
