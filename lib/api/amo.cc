@@ -3,7 +3,7 @@
 // CPU atomics on the mapped word (all-SW mode, same node) or the job's atomic backend.
 #include "lib/api/api.h"
 #include "lib/atomics/cpu_atomics.h"
-#include "lib/core/rdma_add.h"
+#include "lib/core/rdma_inline.h"
 #include "lib/core/team.h"
 
 using namespace hoshmem;
@@ -82,7 +82,7 @@ template <class T>
                 [v](char *x) { return cpu::fetch_add<T>(x, v); }, w, later);
 }
 // The non-fetching add (add, inc). On 8-byte types, to another node's PE, the RDMA layer's
-// inline path comes first (lib/core/rdma_add.h): it calls nothing and everything else is a tail
+// inline path comes first (lib/core/rdma_inline.h): it calls nothing and everything else is a tail
 // call, so the routine saves no registers (perf/hw/rc.sh counts its instructions).
 template <class T>
 [[gnu::noinline]] void add_general(T *dest, T v, Target to, const char *r) {

@@ -8,6 +8,7 @@
 
 #include "lib/api/api.h"
 #include "lib/core/net.h"
+#include "lib/core/rdma_inline.h"
 #include "lib/core/team.h"
 
 using namespace hoshmem;
@@ -18,6 +19,7 @@ inline void put_bytes(void *dest, const void *source, size_t bytes, Target t, co
                       bool nbi = false) {
   if (bytes == 0) return;
   check_local(source, bytes, "source", routine);
+  if (rdma_put_inline(t.lane, t.pe, dest, source, bytes)) return;  // small, to another node
   char *to = remote_address(dest, bytes, t.pe, routine);
   if (!to) [[unlikely]]
     return net_put(t.lane, t.pe, dest, source, bytes, nbi);
@@ -168,6 +170,7 @@ void ibget_blocks(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, 
 
 template <class T>
 inline void p_value(T *dest, T value, Target t, const char *routine) {
+  if (rdma_put_inline(t.lane, t.pe, dest, &value, sizeof(T))) return;  // to another node
   char *to = remote_address(dest, sizeof(T), t.pe, routine);
   if (!to) [[unlikely]]
     return net_put(t.lane, t.pe, dest, &value, sizeof(T), false);

@@ -8,7 +8,7 @@
 
 #include "lib/atomics/hca_encoding.h"
 #include "lib/atomics/wide.h"
-#include "lib/core/rdma_add.h"
+#include "lib/core/rdma_inline.h"
 #include "lib/core/runtime.h"
 #include "lib/transport/ib/device.h"
 #include "lib/transport/net/peer.h"
@@ -41,7 +41,7 @@ struct SegmentRecord {  // where a PE's segments are and their keys: O(1) per PE
 
 }  // namespace
 
-RdmaAddPath rdma_add_path;
+RdmaInlinePath rdma_add_path, rdma_put_path;
 
 namespace {
 
@@ -117,7 +117,7 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
     return true;
   }
 
-  // The API tried rdma_add_inline (rdma_add.h) first.
+  // The API tried rdma_add_inline (rdma_inline.h) first.
   void add_nbi(int lane, int pe, const void *target, uint64_t value,
                const char *routine) override {
     if (rt.control[pe])  // this node: complete in the call, as execute says why
@@ -463,15 +463,19 @@ atomics::AtomicBackend *rdma_start(Bootstrap &boot) {
     if (r.file_bases.capacity()) r.file_bases.push_back(s.file_base);
   }
   r.same_file_base = r.file_bases.empty();
-  // The API's inline add (rdma_add.h) needs the heap where ours is; it serves HCA atomics only
-  // and makes none of SHMEM_DEBUG's checks. In coherent mode this node's PEs take CPU atomics,
-  // which the inline add does not tell apart: it serves only PEs alone on their node.
+  // The API's inline paths (rdma_inline.h) need the heap where ours is and make none of
+  // SHMEM_DEBUG's checks. The add serves HCA atomics only; in coherent mode this node's PEs take
+  // CPU atomics, which it does not tell apart: it serves only PEs alone on their node.
   bool node_peers = false;
   for (int pe = 0; pe < rt.npes; ++pe) node_peers = node_peers || (pe != rt.me && rt.control[pe]);
   if (r.same_file_base && rt.mode == atomics::AtomicityMode::AllHardware && !rt.debug &&
       !(rt.coherent && node_peers))
     rdma_add_path = {r.transport.lane_table(), r.file_base, r.file_size, rt.space.data.base,
                      r.data_mr ? rt.space.data.size : 0, r.segments.data()};
+  // The put serves what a user may write: the heap and the globals.
+  if (r.same_file_base && !rt.debug)
+    rdma_put_path = {r.transport.lane_table(), rt.space.heap.base, rt.space.heap.size,
+                     rt.space.data.base, r.data_mr ? rt.space.data.size : 0, r.segments.data()};
   peer::routes.network = &r;
   return &r;
 }
@@ -486,7 +490,7 @@ void rdma_stop() {
   g_ring_link.reset();
   if (!g_rdma) return;
   peer::routes.network = nullptr;
-  rdma_add_path = {};
+  rdma_add_path = rdma_put_path = {};
   g_no_dc_pe = -1;
   g_no_dc.clear();
   g_rdma->transport.quiet();

@@ -210,6 +210,31 @@ TEST(Wqe, InlineRdmaWrite) {
   EXPECT_EQ(max_inline_write(4), 4u * 64 - 16 - 16 - 4);
 }
 
+// The p/put fast path's template: bit for bit what write_rdma_write_inline writes, for every
+// length it takes, signaled or not, at producer indexes past the 16-bit index's low byte, over a
+// ring that held other bytes; write() returns the doorbell's 8 bytes.
+TEST(Wqe, WriteInlineTemplateMatchesWriter) {
+  WriteInlineTemplate t;
+  t.init(kQpn);
+  EXPECT_EQ(WriteInlineTemplate::kMaxBytes, 28u);
+  uint8_t payload[WriteInlineTemplate::kMaxBytes];
+  for (size_t i = 0; i < sizeof payload; ++i) payload[i] = static_cast<uint8_t>(0xa0 + i);
+  for (uint32_t length = 1; length <= WriteInlineTemplate::kMaxBytes; ++length)
+    for (uint16_t pi : {uint16_t{0}, uint16_t{3}, uint16_t{0x1234}, uint16_t{0xffff}})
+      for (bool signaled : {false, true}) {
+        Ring want(pi), got(pi);
+        const unsigned bbs =
+            write_rdma_write_inline(want.sq, payload, length, {kRemote, kRkey}, {signaled});
+        ASSERT_EQ(bbs, 1u);
+        void *wqe = got.sq.segment(0);
+        const uint64_t first8 = t.write(wqe, pi, payload, length, {kRemote, kRkey}, signaled);
+        const std::string what = std::to_string(length) + " bytes at pi " + std::to_string(pi) +
+                                 (signaled ? ", signaled" : "");
+        EXPECT_EQ(memcmp(want.mem, got.mem, sizeof want.mem), 0) << what;
+        EXPECT_EQ(memcmp(&first8, wqe, sizeof first8), 0) << what;
+      }
+}
+
 // DC: the address vector goes right after the control segment (1 or 3 segments, counted in the
 // WQE's size), then the segments of the RC WQE; at the ring's start and wrapping from its end.
 TEST(Wqe, DcAddressVectorAfterControl) {

@@ -158,4 +158,48 @@ constexpr uint32_t max_inline_write(unsigned max_bbs, unsigned av_bytes = 0) {
          sizeof(mlx5_wqe_raddr_seg) - sizeof(mlx5_wqe_inl_data_seg);
 }
 
+// The inline RDMA write of one BB over RC (no address vector): up to kMaxBytes of data, in 3
+// segments up to kThreeSegmentBytes and 4 above. The control segments come from
+// write_rdma_write_inline (init), so the encoding stays there; write() only fills in the index,
+// the size, the flags, the remote address and the data.
+class WriteInlineTemplate {
+ public:
+  static constexpr uint32_t kMaxBytes = max_inline_write(1);
+  static constexpr uint32_t kThreeSegmentBytes = 16 - sizeof(mlx5_wqe_inl_data_seg);
+
+  void init(uint32_t qpn) {
+    alignas(64) uint8_t bb[MLX5_SEND_WQE_BB];
+    const uint8_t zeros[kMaxBytes] = {};
+    const SqRing ring{bb, 1, qpn, 0};
+    for (unsigned signaled = 0; signaled < 2; ++signaled)
+      for (unsigned four = 0; four < 2; ++four) {
+        write_rdma_write_inline(ring, zeros, four ? kMaxBytes : kThreeSegmentBytes, {0, 0},
+                                {signaled != 0, false});
+        memcpy(&ctrl_[signaled][four], bb, sizeof(mlx5_wqe_ctrl_seg));
+      }
+  }
+  // Writes the WQE at `wqe`, the BB at producer index `pi` (unfenced); returns its first 8
+  // bytes (what the doorbell carries). 0 < length <= kMaxBytes.
+  [[gnu::always_inline]] uint64_t write(void *wqe, uint16_t pi, const void *data, uint32_t length,
+                                        const RemoteAddr &remote, bool signaled) const {
+    auto *bb = static_cast<uint8_t *>(wqe);
+    mlx5_wqe_ctrl_seg c = ctrl_[signaled][length > kThreeSegmentBytes];
+    c.opmod_idx_opcode |= htobe32(uint32_t{pi} << 8);  // the template's index is 0
+    memcpy(bb, &c, sizeof c);
+    auto *raddr = reinterpret_cast<mlx5_wqe_raddr_seg *>(bb + sizeof c);
+    raddr->raddr = htobe64(remote.addr);
+    raddr->rkey = htobe32(remote.rkey);
+    raddr->reserved = 0;
+    auto *header = reinterpret_cast<mlx5_wqe_inl_data_seg *>(raddr + 1);
+    header->byte_count = htobe32(length | MLX5_INLINE_SEG);
+    memcpy(header + 1, data, length);
+    uint64_t first8;
+    memcpy(&first8, &c, sizeof first8);
+    return first8;
+  }
+
+ private:
+  mlx5_wqe_ctrl_seg ctrl_[2][2] = {};  // [signaled][four segments]
+};
+
 }  // namespace hoshmem::ib

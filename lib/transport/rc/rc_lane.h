@@ -1,7 +1,7 @@
 // lib/transport/rc: the state of a lane and of its endpoints (one per peer), and the inline path
 // of the non-fetching 64-bit add. Included by rc_transport.h only: the add is the commonest AMO
 // and its path from the API to the doorbell is counted in instructions (perf/hw/rc.sh), so the
-// API routine inlines it (lib/core/rdma_add.h); everything else of the transport is in
+// API routine inlines it (lib/core/rdma_inline.h); everything else of the transport is in
 // rc_transport.cc.
 #pragma once
 
@@ -76,6 +76,8 @@ struct Transport::Endpoint {
   uint32_t adds_to_signal = 1;  // try_add_inline signals the WQE that brings this to 0
   uint32_t add_credits = 0;     // CQ credits the budget took for its signaled adds, not yet used
   bool add_inline_ok = false;
+  ib::WriteInlineTemplate write_inline;  // raw path: try_put_inline's WQE
+  bool put_inline_ok = false;  // an RC endpoint of the raw path that rma() has used for a write
   uint64_t last_signaled = 0;     // the number of the last signaled WQE
   uint64_t last_imm = 0;          // the number of the last write with immediate (check_lost)
   unsigned signal_every = 1;
@@ -189,6 +191,45 @@ inline bool Transport::try_add_inline(LaneTable lanes, int lane, int pe, uint64_
     --ep->add_credits;  // taken by update_add_budget
     ep->record_signaled(index, 1, Action{});
     ep->adds_to_signal = ep->atomic_signal_every;
+  }
+  ep->sq.post_one(first8, index);
+  l->mutex.unlock();  // a store of "free": on an exclusive lane it was free already
+  return true;
+}
+
+// submit()'s work for one inline write of at most WriteInlineTemplate::kMaxBytes, with its
+// checks in the order submit() makes them: no fence due, room for the largest WQE, a CQ credit
+// when this one is signaled (every signal_every). Writes need neither a read/atomic slot nor a
+// fence of their own; after one, the next read or atomic must be fenced, so the add budget
+// ends (update_add_budget's rule). False, having done nothing: take put().
+inline bool Transport::try_put_inline(LaneTable lanes, int lane, int pe, const void *data,
+                                      uint32_t length, ib::RemoteAddr target) {
+  Lane *l = lanes[lane].get();
+  Endpoint *ep = l->eps[static_cast<size_t>(pe)].load(std::memory_order_acquire);
+  if (!ep || !ep->put_inline_ok) [[unlikely]]
+    return false;
+  if (!l->exclusive && !l->mutex.try_lock()) [[unlikely]]
+    return false;
+  const bool signal = ep->since_signal() + 1 >= ep->signal_every;
+  if (ep->fence_next || ep->sq.free_bbs() < kMaxWqeBbs || (signal && l->cq_credits == 0))
+    [[unlikely]] {
+    l->mutex.unlock();
+    return false;
+  }
+  const uint16_t index = ep->sq.ring().pi;
+  void *wqe = ep->sq.next_bb();
+  const uint64_t first8 = ep->write_inline.write(wqe, index, data, length, target, signal);
+  ++ep->posted;
+  if (signal) [[unlikely]] {
+    --l->cq_credits;
+    ep->record_signaled(index, 1, Action{});
+  }
+  ep->write_unfenced = true;
+  ep->last_remote = target;
+  if (ep->add_budget) [[unlikely]] {  // update_add_budget with a write unfenced
+    l->cq_credits += ep->add_credits;
+    ep->add_credits = 0;
+    ep->add_budget = 0;
   }
   ep->sq.post_one(first8, index);
   l->mutex.unlock();  // a store of "free": on an exclusive lane it was free already

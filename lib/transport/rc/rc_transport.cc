@@ -840,7 +840,10 @@ std::unique_ptr<Transport::Endpoint> Transport::make_endpoint(Lane *l, ibv_qp *q
   const uint64_t entries = raw_ ? ep->sq.ring().bb_count : kSendQueueDepth;
   ep->signaled = std::make_unique<Endpoint::Signaled[]>(entries);
   ep->signaled_mask = entries - 1;
-  if (raw_) ep->fetch_add.init(qp->qp_num, l->discard);
+  if (raw_) {
+    ep->fetch_add.init(qp->qp_num, l->discard);
+    ep->write_inline.init(qp->qp_num);
+  }
   return ep;
 }
 
@@ -1215,6 +1218,8 @@ void Transport::rma(Lane *l, int pe, bool write, void *local, size_t length,
   ep = queue_for(l, pe, ep);
   const auto base = reinterpret_cast<uintptr_t>(local);
   if (write && length <= max_inline_) {  // the data is in the WQE when this returns
+    // from now on try_put_inline may post here
+    ep->put_inline_ok = raw_ && !dc_ && max_inline_ >= ib::WriteInlineTemplate::kMaxBytes;
     submit(l, ep, Wqe{Wqe::kWriteInline, local, {0, 0}, static_cast<uint32_t>(length), remote,
                       nullptr},
            Action{}, false);

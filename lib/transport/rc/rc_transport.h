@@ -203,6 +203,12 @@ class Transport {
   [[gnu::always_inline]] static inline bool try_add_inline(LaneTable lanes, int lane, int pe,
                                                            uint64_t addend,
                                                            ib::RemoteAddr target);
+  // The same for a put of 1 to WriteInlineTemplate::kMaxBytes bytes (p, put, put_nbi of small
+  // sizes to another node): an RC endpoint of the raw path that put() has used, with room and no
+  // fence due. The data is in the WQE when it returns true.
+  [[gnu::always_inline]] static inline bool try_put_inline(LaneTable lanes, int lane, int pe,
+                                                           const void *data, uint32_t length,
+                                                           ib::RemoteAddr target);
   LaneTable lane_table() const { return lanes_.data(); }
   void fence(int lane, int pe);
   void fence_all(int lane);
