@@ -32,6 +32,13 @@ template <class T, class CpuOp>
     if (want == Want::Later) *later = old;  // complete at once intra-node
     return old;
   }
+  // All-HW mode, another node: the inline path (rdma_inline.h) when it can take the op.
+  if constexpr (sizeof(T) == 4 || sizeof(T) == 8) if (want != Want::Later) {
+    uint64_t old;
+    if (rdma_atomic_inline(t.lane, pe, dest, op, sizeof(T), cpu::to_bits(operand),
+                           cpu::to_bits(compare), want == Want::Value ? &old : nullptr))
+      return want == Want::Value ? cpu::from_bits<T>(static_cast<cpu::Bits<T>>(old)) : T{};
+  }
   // The backend checks that the word is symmetric; SHMEM_DEBUG's bounds and alignment here.
   if (rt.debug) [[unlikely]]
     amo_address(dest, sizeof(T), pe, routine);

@@ -31,6 +31,7 @@ inline void get_bytes(void *dest, const void *source, size_t bytes, Target t, co
                       bool nbi = false) {
   if (bytes == 0) return;
   check_local(dest, bytes, "dest", routine);
+  if (!nbi && rdma_get_inline(t.lane, t.pe, dest, source, bytes)) return;  // small, another node
   const char *from = remote_address(source, bytes, t.pe, routine);
   if (!from) [[unlikely]]
     return net_get(t.lane, t.pe, dest, source, bytes, nbi);
@@ -180,8 +181,9 @@ inline void p_value(T *dest, T value, Target t, const char *routine) {
 
 template <class T>
 inline T g_value(const T *source, Target t, const char *routine) {
-  const char *from = remote_address(source, sizeof(T), t.pe, routine);
   T value;
+  if (rdma_get_inline(t.lane, t.pe, &value, source, sizeof(T))) return value;  // another node
+  const char *from = remote_address(source, sizeof(T), t.pe, routine);
   if (!from) [[unlikely]] {
     net_get(t.lane, t.pe, &value, source, sizeof(T), false);
     return value;

@@ -3,43 +3,6 @@
 #include <cstring>
 
 namespace hoshmem::atomics {
-namespace {
-HcaAtomic masked_cs(unsigned size, uint64_t swap, uint64_t compare, uint64_t swap_mask,
-                    uint64_t compare_mask) {
-  return {HcaOpcode::MaskedCompareSwap, static_cast<uint8_t>(size), swap, compare, swap_mask,
-          compare_mask, 0};
-}
-HcaAtomic masked_fa(unsigned size, uint64_t add, uint64_t boundary) {
-  return {HcaOpcode::MaskedFetchAdd, static_cast<uint8_t>(size), add, 0, 0, 0, boundary};
-}
-}  // namespace
-
-HcaAtomic encode_for_hca(AmoOp op, unsigned size, uint64_t operand, uint64_t compare,
-                         uint64_t mask, uint64_t mask2) {
-  const uint64_t ones = size == 4 ? 0xffffffffull : ~0ull;
-  operand &= ones;
-  compare &= ones;
-  mask &= ones;
-  mask2 &= ones;
-  switch (op) {
-    case AmoOp::Fetch:
-      return size == 8 ? HcaAtomic{HcaOpcode::FetchAdd, 8, 0, 0, 0, 0, 0} : masked_fa(4, 0, 0);
-    case AmoOp::Set:
-    case AmoOp::Swap: return masked_cs(size, operand, 0, ones, 0);
-    case AmoOp::CompareSwap:
-      return size == 8 ? HcaAtomic{HcaOpcode::CompareSwap, 8, operand, compare, 0, 0, 0}
-                       : masked_cs(4, operand, compare, ones, ones);
-    case AmoOp::FetchAdd:
-      return size == 8 ? HcaAtomic{HcaOpcode::FetchAdd, 8, operand, 0, 0, 0, 0}
-                       : masked_fa(4, operand, 0);
-    case AmoOp::FetchAnd: return masked_cs(size, operand, 0, ~operand & ones, 0);
-    case AmoOp::FetchOr: return masked_cs(size, operand, 0, operand, 0);
-    case AmoOp::FetchXor: return masked_fa(size, operand, ones);
-    case AmoOp::MaskedFetchAdd: return masked_fa(size, operand, mask);
-    case AmoOp::MaskedCompareSwap: return masked_cs(size, operand, compare, mask, mask2);
-  }
-  return {};
-}
 
 uint8_t hca_opcode_modifier(const HcaAtomic &a) {
   if (a.opcode == HcaOpcode::MaskedCompareSwap || a.opcode == HcaOpcode::MaskedFetchAdd)

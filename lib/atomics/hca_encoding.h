@@ -37,9 +37,42 @@ struct HcaAtomic {
 };
 
 // The encoding of `op` on a word of `size` bytes (operand/compare are the value bits).
-// `mask` and `mask2`: the masked operations' extra operands (AmoRequest).
-HcaAtomic encode_for_hca(AmoOp op, unsigned size, uint64_t operand, uint64_t compare,
-                         uint64_t mask = 0, uint64_t mask2 = 0);
+// `mask` and `mask2`: the masked operations' extra operands (AmoRequest). Inline: with a
+// constant op (the API's inline paths) it folds to a few stores.
+inline HcaAtomic encode_for_hca(AmoOp op, unsigned size, uint64_t operand, uint64_t compare,
+                                uint64_t mask = 0, uint64_t mask2 = 0) {
+  const auto masked_cs = [size](uint64_t swap, uint64_t cmp, uint64_t swap_mask,
+                                uint64_t compare_mask) {
+    return HcaAtomic{HcaOpcode::MaskedCompareSwap, static_cast<uint8_t>(size), swap, cmp,
+                     swap_mask, compare_mask, 0};
+  };
+  const auto masked_fa = [size](uint64_t add, uint64_t boundary) {
+    return HcaAtomic{HcaOpcode::MaskedFetchAdd, static_cast<uint8_t>(size), add, 0, 0, 0, boundary};
+  };
+  const uint64_t ones = size == 4 ? 0xffffffffull : ~0ull;
+  operand &= ones;
+  compare &= ones;
+  mask &= ones;
+  mask2 &= ones;
+  switch (op) {
+    case AmoOp::Fetch:
+      return size == 8 ? HcaAtomic{HcaOpcode::FetchAdd, 8, 0, 0, 0, 0, 0} : masked_fa(0, 0);
+    case AmoOp::Set:
+    case AmoOp::Swap: return masked_cs(operand, 0, ones, 0);
+    case AmoOp::CompareSwap:
+      return size == 8 ? HcaAtomic{HcaOpcode::CompareSwap, 8, operand, compare, 0, 0, 0}
+                       : masked_cs(operand, compare, ones, ones);
+    case AmoOp::FetchAdd:
+      return size == 8 ? HcaAtomic{HcaOpcode::FetchAdd, 8, operand, 0, 0, 0, 0}
+                       : masked_fa(operand, 0);
+    case AmoOp::FetchAnd: return masked_cs(operand, 0, ~operand & ones, 0);
+    case AmoOp::FetchOr: return masked_cs(operand, 0, operand, 0);
+    case AmoOp::FetchXor: return masked_fa(operand, ones);
+    case AmoOp::MaskedFetchAdd: return masked_fa(operand, mask);
+    case AmoOp::MaskedCompareSwap: return masked_cs(operand, compare, mask, mask2);
+  }
+  return {};
+}
 
 // Opcode modifier of the WQE control segment: 0x8 | (log2(size) - 2) for extended atomics, 0 for
 // the standard ones.

@@ -76,11 +76,13 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
       transport.atomic_nbi(r.lane, r.pe,
                            atomics::encode_for_hca(r.op, r.size, r.operand, r.compare, r.mask, r.mask2), where,
                            r.fetch_out);
+      if (rdma_add_path.caps) transport.allow_inline(r.lane, r.pe);  // rdma_atomic_inline
       return;
     }
     if (direct) {
       old = transport.atomic(r.lane, r.pe,
                              atomics::encode_for_hca(r.op, r.size, r.operand, r.compare, r.mask, r.mask2), where);
+      if (!rt.control[r.pe] && rdma_add_path.caps) transport.allow_inline(r.lane, r.pe);
     } else {
       old = cas_loop(r, where);
     }
@@ -471,11 +473,13 @@ atomics::AtomicBackend *rdma_start(Bootstrap &boot) {
   if (r.same_file_base && rt.mode == atomics::AtomicityMode::AllHardware && !rt.debug &&
       !(rt.coherent && node_peers))
     rdma_add_path = {r.transport.lane_table(), r.file_base, r.file_size, rt.space.data.base,
-                     r.data_mr ? rt.space.data.size : 0, r.segments.data()};
+                     r.data_mr ? rt.space.data.size : 0, r.segments.data(), &r.transport,
+                     &r.device->atomics()};
   // The put serves what a user may write: the heap and the globals.
   if (r.same_file_base && !rt.debug)
     rdma_put_path = {r.transport.lane_table(), rt.space.heap.base, rt.space.heap.size,
-                     rt.space.data.base, r.data_mr ? rt.space.data.size : 0, r.segments.data()};
+                     rt.space.data.base, r.data_mr ? rt.space.data.size : 0, r.segments.data(),
+                     &r.transport, nullptr};
   peer::routes.network = &r;
   return &r;
 }

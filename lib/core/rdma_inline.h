@@ -7,7 +7,10 @@
 // Their instructions are counted by perf/ucx/instructions.sh.
 //   - rdma_add_inline: a 64-bit add whose old value nobody wants (shmem_*_atomic_add and _inc on
 //     8-byte types), in the all-HW mode.
+//   - rdma_atomic_inline: the other AMOs of 4 and 8 bytes in the all-HW mode, fetching
+//     (blocking) or not, whose encoding the job's devices have.
 //   - rdma_put_inline: p, put and put_nbi of 1 to 28 bytes over RC, in either mode.
+//   - rdma_get_inline: g and blocking gets of 1 to 64 bytes over RC, in either mode.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +37,8 @@ struct RdmaInlinePath {
   uintptr_t data_base = 0;  // this PE's globals
   size_t data_size = 0;
   const PeerSegments *segments = nullptr;  // by PE
+  rc::Transport *transport = nullptr;
+  const ib::AtomicCaps *caps = nullptr;  // the job's (masked sizes: every PE's device has them)
 };
 // Adds: the control area and heap (the library's own words too), all-HW mode, PEs of this node
 // included (HCA loopback) unless coherent mode gives them CPU atomics.
@@ -54,6 +59,28 @@ extern RdmaInlinePath rdma_put_path;
   return false;  // no inline path (sizes 0), or not symmetric (the general path says so)
 }
 
+// `op` on the word at `dest` of PE `pe` (valid); the old value in *old when `old` is not null.
+[[gnu::always_inline]] inline bool rdma_atomic_inline(int lane, int pe, const void *dest,
+                                                      atomics::AmoOp op, unsigned size,
+                                                      uint64_t operand, uint64_t compare,
+                                                      uint64_t *old) {
+  const RdmaInlinePath &p = rdma_add_path;
+  if (!p.caps) return false;
+  const atomics::HcaAtomic a = atomics::encode_for_hca(op, size, operand, compare);
+  const bool standard = a.opcode == atomics::HcaOpcode::FetchAdd ||
+                        a.opcode == atomics::HcaOpcode::CompareSwap;
+  if (standard ? !p.caps->standard : !p.caps->masked || !(p.caps->masked_sizes_rc & size))
+    return false;  // compare-swap loops
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(dest);
+  const PeerSegments &s = p.segments[pe];
+  if (addr - p.file_base < p.file_size)
+    return rc::Transport::try_atomic_inline(p.transport, lane, pe, a, {addr, s.file_rkey}, old);
+  if (const uintptr_t off = addr - p.data_base; off < p.data_size)
+    return rc::Transport::try_atomic_inline(p.transport, lane, pe, a,
+                                            {s.data_base + off, s.data_rkey}, old);
+  return false;
+}
+
 // A put to a valid PE of another node (remote_address would return null). The whole range must
 // lie in one segment.
 [[gnu::always_inline]] inline bool rdma_put_inline(int lane, int pe, void *dest,
@@ -69,6 +96,24 @@ extern RdmaInlinePath rdma_put_path;
     return rc::Transport::try_put_inline(p.lanes, lane, pe, source, n, {a, s.file_rkey});
   if (const uintptr_t off = a - p.data_base; off < p.data_size && bytes <= p.data_size - off)
     return rc::Transport::try_put_inline(p.lanes, lane, pe, source, n,
+                                         {s.data_base + off, s.data_rkey});
+  return false;
+}
+
+// A blocking get from a valid PE of another node, as rdma_put_inline.
+[[gnu::always_inline]] inline bool rdma_get_inline(int lane, int pe, void *dest,
+                                                   const void *source, size_t bytes) {
+  const RdmaInlinePath &p = rdma_put_path;
+  if (bytes > rc::Transport::kInlineGetBytes ||
+      static_cast<unsigned>(pe) >= static_cast<unsigned>(rt.npes) || rt.control[pe])
+    return false;
+  const auto n = static_cast<uint32_t>(bytes);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(source);
+  const PeerSegments &s = p.segments[pe];
+  if (const uintptr_t off = a - p.file_base; off < p.file_size && bytes <= p.file_size - off)
+    return rc::Transport::try_get_inline(p.transport, lane, pe, dest, n, {a, s.file_rkey});
+  if (const uintptr_t off = a - p.data_base; off < p.data_size && bytes <= p.data_size - off)
+    return rc::Transport::try_get_inline(p.transport, lane, pe, dest, n,
                                          {s.data_base + off, s.data_rkey});
   return false;
 }

@@ -67,15 +67,16 @@ struct Transport::Endpoint {
   // Unsignaled WQEs since the last signaled one.
   uint64_t since_signal() const { return posted - last_signaled; }
   ib::FetchAddTemplate fetch_add;  // raw path: the non-fetching add's WQE (its result discarded)
-  // try_add_inline's budget: how many more adds it may post with no other check. Nonzero only
-  // on an RC endpoint of the raw path that atomic_add_nbi has used (add_inline_ok), with no
+  // The inline paths' budget (try_add_inline, try_atomic_inline, try_get_inline): how many more
+  // BBs of reads and atomics they may post with no other check. Nonzero only on an RC endpoint
+  // of the raw path to another node's PE that the general path has used (inline_ok), with no
   // fence due and no write since the last fenced read/atomic, within the room for reads/atomics
   // in flight and for BBs and the CQ credits it took for its signaled adds; every change of
   // those recomputes it (update_add_budget).
   uint32_t add_budget = 0;
   uint32_t adds_to_signal = 1;  // try_add_inline signals the WQE that brings this to 0
   uint32_t add_credits = 0;     // CQ credits the budget took for its signaled adds, not yet used
-  bool add_inline_ok = false;
+  bool inline_ok = false;
   ib::WriteInlineTemplate write_inline;  // raw path: try_put_inline's WQE
   bool put_inline_ok = false;  // an RC endpoint of the raw path that rma() has used for a write
   uint64_t last_signaled = 0;     // the number of the last signaled WQE
@@ -101,6 +102,7 @@ struct Transport::Lane {
   ibv_mr *replies_mr = nullptr;
   std::vector<unsigned> free_replies;
   ib::LocalBuf discard{};  // the reply slot of atomics whose old value nobody wants
+  ib::LocalBuf blocking{};  // try_atomic_inline's reply slot (one at a time: the lock is held)
   std::vector<Endpoint *> dcis;  // DC: the lane's initiators (owned too)
   size_t next_dci = 0;           // DC: where the search for an idle initiator starts
   std::atomic<uint64_t> cqes{0}, wqes{0};
@@ -135,7 +137,7 @@ inline bool Transport::has_room(const Endpoint *ep, bool read_or_atomic) const {
 inline void Transport::update_add_budget(Lane *l, Endpoint *ep) const {
   l->cq_credits += ep->add_credits;  // the last budget's credits it did not use go back
   ep->add_credits = 0;
-  if (!ep->add_inline_ok || ep->fence_next || ep->write_unfenced) {
+  if (!ep->inline_ok || ep->fence_next || ep->write_unfenced) {
     ep->add_budget = 0;
     return;
   }
@@ -194,6 +196,81 @@ inline bool Transport::try_add_inline(LaneTable lanes, int lane, int pe, uint64_
   }
   ep->sq.post_one(first8, index);
   l->mutex.unlock();  // a store of "free": on an exclusive lane it was free already
+  return true;
+}
+
+// try_add_inline's budget and rules for any atomic whose encoding the job's devices have (the
+// caller checked): with `old`, a blocking fetch, signaled, its CQ credit taken here,
+// waited for under the lane's lock (finish_fetch, as atomic() does); without, non-fetching.
+// False, having done nothing: take atomic() or atomic_nbi().
+inline bool Transport::try_atomic_inline(Transport *t, int lane, int pe,
+                                         const atomics::HcaAtomic &a, ib::RemoteAddr target,
+                                         uint64_t *old) {
+  Lane *l = t->lanes_[static_cast<size_t>(lane)].get();
+  Endpoint *ep = l->eps[static_cast<size_t>(pe)].load(std::memory_order_acquire);
+  if (!ep) [[unlikely]]
+    return false;
+  if (!l->exclusive && !l->mutex.try_lock()) [[unlikely]]
+    return false;
+  // The budget counts BBs (an 8-byte masked compare-swap takes two; every other one, one).
+  const uint32_t bbs_needed =
+      a.opcode == atomics::HcaOpcode::MaskedCompareSwap && a.size == 8 ? 2 : 1;
+  if (ep->add_budget < bbs_needed || (old && l->cq_credits == 0)) [[unlikely]] {
+    l->mutex.unlock();
+    return false;
+  }
+  ep->add_budget -= bbs_needed;
+  bool signal = old != nullptr;
+  if (--ep->adds_to_signal == 0) [[unlikely]] {  // the budget took this one's credit
+    signal = true;
+    --ep->add_credits;
+    ep->adds_to_signal = ep->atomic_signal_every;
+  } else if (signal) {
+    --l->cq_credits;
+  }
+  const uint16_t index = ep->sq.ring().pi;
+  const unsigned bbs = ib::write_atomic(ep->sq.ring(), a, old ? l->blocking : l->discard, target,
+                                        {signal, false}, {});
+  const uint64_t seq = ++ep->posted;
+  ++ep->reads_atomics_posted;
+  if (signal) ep->record_signaled(index, static_cast<uint16_t>(bbs), Action{});
+  ep->sq.post(bbs);
+  if (old) *old = t->finish_fetch(l, ep, seq, a.size);
+  l->mutex.unlock();
+  return true;
+}
+
+// A blocking RDMA read of at most kInlineGetBytes into the lane's blocking slot, copied to
+// `dest` when it completes: the budget's rules, signaled, waited for under the lane's lock.
+inline bool Transport::try_get_inline(Transport *t, int lane, int pe, void *dest,
+                                      uint32_t length, ib::RemoteAddr source) {
+  Lane *l = t->lanes_[static_cast<size_t>(lane)].get();
+  Endpoint *ep = l->eps[static_cast<size_t>(pe)].load(std::memory_order_acquire);
+  if (!ep) [[unlikely]]
+    return false;
+  if (!l->exclusive && !l->mutex.try_lock()) [[unlikely]]
+    return false;
+  if (ep->add_budget == 0 || l->cq_credits == 0) [[unlikely]] {
+    l->mutex.unlock();
+    return false;
+  }
+  --ep->add_budget;
+  if (--ep->adds_to_signal == 0) [[unlikely]] {  // the budget took this one's credit
+    --ep->add_credits;
+    ep->adds_to_signal = ep->atomic_signal_every;
+  } else {
+    --l->cq_credits;
+  }
+  const uint16_t index = ep->sq.ring().pi;
+  void *wqe = ep->sq.next_bb();
+  ib::write_rdma_read(ep->sq.ring(), l->blocking, length, source, {true, false}, {});
+  const uint64_t seq = ++ep->posted;
+  ++ep->reads_atomics_posted;
+  ep->record_signaled(index, 1, Action{});
+  ep->sq.post(wqe, 1);
+  t->wait_for(l, ep, seq);
+  memcpy(dest, reinterpret_cast<const void *>(l->blocking.addr), length);
+  l->mutex.unlock();
   return true;
 }
 

@@ -314,6 +314,7 @@ bool Transport::make_lane(Lane *l, std::string *why) {
   for (unsigned i = kSlots; i-- > 0;) l->free_slots.push_back(i);
   for (unsigned i = kReplySlots; i-- > 0;) l->free_replies.push_back(i);
   l->discard = {reinterpret_cast<uint64_t>(&l->replies[kReplySlots]), l->replies_mr->lkey};
+  l->blocking = {reinterpret_cast<uint64_t>(l->replies) + kPage, l->replies_mr->lkey};
   for (unsigned i = 0; dc_ && i < dci_count_; ++i) {
     ibv_qp *qp = dc::create_initiator(*dev_, l->cq, kSendQueueDepth, max_inline_,
                                       rd_depth_, dc_path_mtu_, ack_timeout_);
@@ -1217,8 +1218,12 @@ void Transport::rma(Lane *l, int pe, bool write, void *local, size_t length,
   LaneLock lock(l->mutex, l->exclusive);
   ep = queue_for(l, pe, ep);
   const auto base = reinterpret_cast<uintptr_t>(local);
+  // Every peer here is on another node: from now on the inline paths may post here.
+  if (!ep->inline_ok && raw_ && !dc_) {
+    ep->inline_ok = true;
+    update_add_budget(l, ep);
+  }
   if (write && length <= max_inline_) {  // the data is in the WQE when this returns
-    // from now on try_put_inline may post here
     ep->put_inline_ok = raw_ && !dc_ && max_inline_ >= ib::WriteInlineTemplate::kMaxBytes;
     submit(l, ep, Wqe{Wqe::kWriteInline, local, {0, 0}, static_cast<uint32_t>(length), remote,
                       nullptr},
@@ -1325,6 +1330,20 @@ void Transport::atomic_nbi(int lane, int pe, const atomics::HcaAtomic &a,
          action, false);
 }
 
+void Transport::allow_inline(int lane, int pe) {
+  Lane *l = lane_of(lane);
+  LaneLock lock(l->mutex, l->exclusive);
+  Endpoint *ep = l->eps[static_cast<size_t>(pe)].load();
+  if (!ep || ep->inline_ok || !raw_ || dc_) return;
+  ep->inline_ok = true;
+  update_add_budget(l, ep);
+}
+
+uint64_t Transport::finish_fetch(Lane *l, Endpoint *ep, uint64_t seq, unsigned size) {
+  wait_for(l, ep, seq);
+  return dev_->atomics().reply_value(reinterpret_cast<const void *>(l->blocking.addr), size);
+}
+
 void Transport::atomic_wide(int lane, int pe, atomics::HcaOpcode op, unsigned size,
                             const uint8_t *operands, uint32_t operand_bytes,
                             const ib::RemoteAddr &target, uint8_t *result) {
@@ -1349,7 +1368,7 @@ void Transport::atomic_add_nbi(int lane, int pe, uint64_t addend,
   Endpoint *ep = endpoint(l, pe);
   LaneLock lock(l->mutex, l->exclusive);
   ep = queue_for(l, pe, ep);
-  ep->add_inline_ok = raw_ && !dc_;  // from now on try_add_inline may post here
+  ep->inline_ok = raw_ && !dc_;  // from now on the inline paths may post here
   const atomics::HcaAtomic a = atomics::encode_for_hca(atomics::AmoOp::FetchAdd, 8, addend, 0);
   submit(l, ep, Wqe{Wqe::kAtomic, nullptr, l->discard, 8, target, &a}, Action{}, false);
 }

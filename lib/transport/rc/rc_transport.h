@@ -209,6 +209,21 @@ class Transport {
   [[gnu::always_inline]] static inline bool try_put_inline(LaneTable lanes, int lane, int pe,
                                                            const void *data, uint32_t length,
                                                            ib::RemoteAddr target);
+  // The same for any atomic whose encoding every PE's device has: blocking with `old` (the old value lands there), else
+  // non-fetching. The endpoint must be one an atomic to another node's PE has used
+  // (allow_inline).
+  [[gnu::always_inline]] static inline bool try_atomic_inline(Transport *t, int lane, int pe,
+                                                              const atomics::HcaAtomic &a,
+                                                              ib::RemoteAddr target,
+                                                              uint64_t *old);
+  // A blocking get of at most kInlineGetBytes, by the same rules.
+  static constexpr uint32_t kInlineGetBytes = 64;
+  [[gnu::always_inline]] static inline bool try_get_inline(Transport *t, int lane, int pe,
+                                                           void *dest, uint32_t length,
+                                                           ib::RemoteAddr source);
+  // The general path's word that `pe` is on another node: the inline paths may post to its
+  // endpoint of `lane` from now on (RC, raw WQEs).
+  void allow_inline(int lane, int pe);
   LaneTable lane_table() const { return lanes_.data(); }
   void fence(int lane, int pe);
   void fence_all(int lane);
@@ -281,6 +296,8 @@ class Transport {
   // The send path (the lane's lock held, if any).
   uint64_t submit(Lane *lane, Endpoint *ep, const Wqe &w, const Action &action, bool signal);
   void wait_for(Lane *lane, Endpoint *ep, uint64_t seq);
+  // try_atomic_inline's blocking fetch: waits for WQE `seq` and returns the old value.
+  uint64_t finish_fetch(Lane *lane, Endpoint *ep, uint64_t seq, unsigned size);
   // Room on `ep` for one more WQE (and, for a read or atomic, one more in flight: the QP's
   // max_rd_atomic); wait_for_room reads completions until there is.
   inline bool has_room(const Endpoint *ep, bool read_or_atomic) const;
