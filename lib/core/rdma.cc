@@ -470,20 +470,18 @@ atomics::AtomicBackend *rdma_start(Bootstrap &boot) {
   // CPU atomics, which it does not tell apart: it serves only PEs alone on their node.
   bool node_peers = false;
   for (int pe = 0; pe < rt.npes; ++pe) node_peers = node_peers || (pe != rt.me && rt.control[pe]);
-  // They write mlx5 WQEs into RC queue pairs: over DC or plain verbs a call would only try and
-  // fall through.
-  const bool inline_paths =
-      r.same_file_base && !rt.debug && !r.transport.dc() && r.transport.raw_wqes();
+  // They write mlx5 WQEs: over plain verbs a call would only try and fall through.
+  const bool inline_paths = r.same_file_base && !rt.debug && r.transport.raw_wqes();
   if (inline_paths && rt.mode == atomics::AtomicityMode::AllHardware &&
       !(rt.coherent && node_peers))
     rdma_add_path = {r.transport.lane_table(), r.file_base, r.file_size, rt.space.data.base,
                      r.data_mr ? rt.space.data.size : 0, r.segments.data(), &r.transport,
-                     &r.device->atomics()};
+                     &r.device->atomics(), r.transport.dc()};
   // The put serves what a user may write: the heap and the globals.
   if (inline_paths)
     rdma_put_path = {r.transport.lane_table(), rt.space.heap.base, rt.space.heap.size,
                      rt.space.data.base, r.data_mr ? rt.space.data.size : 0, r.segments.data(),
-                     &r.transport, nullptr};
+                     &r.transport, nullptr, r.transport.dc()};
   peer::routes.network = &r;
   return &r;
 }

@@ -9,8 +9,9 @@
 //     8-byte types), in the all-HW mode.
 //   - rdma_atomic_inline: the other AMOs of 4 and 8 bytes in the all-HW mode, fetching
 //     (blocking) or not, whose encoding the job's devices have.
-//   - rdma_put_inline: p, put and put_nbi of 1 to 28 bytes over RC, in either mode.
-//   - rdma_get_inline: g and blocking gets of 1 to 64 bytes over RC, in either mode.
+//   - rdma_put_inline: p, put and put_nbi of 1 to 28 bytes, in either mode.
+//   - rdma_get_inline: g and blocking gets of 1 to 64 bytes, in either mode.
+// Over RC or DC (an initiator the peer keeps), with mlx5 WQEs.
 #pragma once
 
 #include <cstdint>
@@ -39,25 +40,13 @@ struct RdmaInlinePath {
   const PeerSegments *segments = nullptr;  // by PE
   rc::Transport *transport = nullptr;
   const ib::AtomicCaps *caps = nullptr;  // the job's (masked sizes: every PE's device has them)
+  bool dc = false;  // DC initiators: the add takes the general atomic's inline path
 };
 // Adds: the control area and heap (the library's own words too), all-HW mode, PEs of this node
 // included (HCA loopback) unless coherent mode gives them CPU atomics.
 extern RdmaInlinePath rdma_add_path;
 // Puts: the heap and globals; the caller has checked that the PE is on another node.
 extern RdmaInlinePath rdma_put_path;
-
-[[gnu::always_inline]] inline bool rdma_add_inline(int lane, int pe, const void *dest,
-                                                   uint64_t addend) {
-  const RdmaInlinePath &p = rdma_add_path;
-  const uintptr_t a = reinterpret_cast<uintptr_t>(dest);
-  const PeerSegments &s = p.segments[pe];
-  if (a - p.file_base < p.file_size)  // the heap
-    return rc::Transport::try_add_inline(p.lanes, lane, pe, addend, {a, s.file_rkey});
-  if (const uintptr_t off = a - p.data_base; off < p.data_size)  // the globals
-    return rc::Transport::try_add_inline(p.lanes, lane, pe, addend,
-                                         {s.data_base + off, s.data_rkey});
-  return false;  // no inline path (sizes 0), or not symmetric (the general path says so)
-}
 
 // `op` on the word at `dest` of PE `pe` (valid); the old value in *old when `old` is not null.
 [[gnu::always_inline]] inline bool rdma_atomic_inline(int lane, int pe, const void *dest,
@@ -69,7 +58,9 @@ extern RdmaInlinePath rdma_put_path;
   const atomics::HcaAtomic a = atomics::encode_for_hca(op, size, operand, compare);
   const bool standard = a.opcode == atomics::HcaOpcode::FetchAdd ||
                         a.opcode == atomics::HcaOpcode::CompareSwap;
-  if (standard ? !p.caps->standard : !p.caps->masked || !(p.caps->masked_sizes_rc & size))
+  if (standard ? !p.caps->standard
+               : !p.caps->masked ||
+                     !((p.dc ? p.caps->masked_sizes_dc : p.caps->masked_sizes_rc) & size))
     return false;  // compare-swap loops
   const uintptr_t addr = reinterpret_cast<uintptr_t>(dest);
   const PeerSegments &s = p.segments[pe];
@@ -79,6 +70,21 @@ extern RdmaInlinePath rdma_put_path;
     return rc::Transport::try_atomic_inline(p.transport, lane, pe, a,
                                             {s.data_base + off, s.data_rkey}, old);
   return false;
+}
+
+[[gnu::always_inline]] inline bool rdma_add_inline(int lane, int pe, const void *dest,
+                                                   uint64_t addend) {
+  const RdmaInlinePath &p = rdma_add_path;
+  if (p.dc)
+    return rdma_atomic_inline(lane, pe, dest, atomics::AmoOp::FetchAdd, 8, addend, 0, nullptr);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(dest);
+  const PeerSegments &s = p.segments[pe];
+  if (a - p.file_base < p.file_size)  // the heap
+    return rc::Transport::try_add_inline(p.lanes, lane, pe, addend, {a, s.file_rkey});
+  if (const uintptr_t off = a - p.data_base; off < p.data_size)  // the globals
+    return rc::Transport::try_add_inline(p.lanes, lane, pe, addend,
+                                         {s.data_base + off, s.data_rkey});
+  return false;  // no inline path (sizes 0), or not symmetric (the general path says so)
 }
 
 // A put to a valid PE of another node (remote_address would return null). The whole range must
@@ -92,12 +98,15 @@ extern RdmaInlinePath rdma_put_path;
   const auto n = static_cast<uint32_t>(bytes);
   const uintptr_t a = reinterpret_cast<uintptr_t>(dest);
   const PeerSegments &s = p.segments[pe];
+  ib::RemoteAddr to;
   if (const uintptr_t off = a - p.file_base; off < p.file_size && bytes <= p.file_size - off)
-    return rc::Transport::try_put_inline(p.lanes, lane, pe, source, n, {a, s.file_rkey});
-  if (const uintptr_t off = a - p.data_base; off < p.data_size && bytes <= p.data_size - off)
-    return rc::Transport::try_put_inline(p.lanes, lane, pe, source, n,
-                                         {s.data_base + off, s.data_rkey});
-  return false;
+    to = {a, s.file_rkey};
+  else if (const uintptr_t off = a - p.data_base; off < p.data_size && bytes <= p.data_size - off)
+    to = {s.data_base + off, s.data_rkey};
+  else
+    return false;
+  return p.dc ? rc::Transport::try_put_inline<true>(p.lanes, lane, pe, source, n, to)
+              : rc::Transport::try_put_inline<false>(p.lanes, lane, pe, source, n, to);
 }
 
 // A blocking get from a valid PE of another node, as rdma_put_inline.

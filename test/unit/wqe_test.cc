@@ -235,6 +235,41 @@ TEST(Wqe, WriteInlineTemplateMatchesWriter) {
       }
 }
 
+// The DC template: bit for bit what write_rdma_write_inline writes with the same address vector
+// (compact and whole), for every length, signaled or not, at every position of a 4-BB ring
+// (the second BB wrapping to the start from the last), over a ring that held other bytes.
+TEST(Wqe, WriteInlineDcTemplateMatchesWriter) {
+  uint8_t payload[WriteInlineDcTemplate::kMaxBytes];
+  for (size_t i = 0; i < sizeof payload; ++i) payload[i] = static_cast<uint8_t>(0x30 + i);
+  for (const unsigned segments : {1u, 3u}) {
+    mlx5_wqe_av av{};
+    auto *raw = reinterpret_cast<uint8_t *>(&av);
+    for (unsigned i = 0; i < sizeof av; ++i) raw[i] = static_cast<uint8_t>(0x61 + i);
+    const AddressVector to{&av, segments};
+    WriteInlineDcTemplate t;
+    t.init(kQpn, to);
+    for (uint32_t length = 1; length <= WriteInlineDcTemplate::kMaxBytes; ++length)
+      for (uint16_t pi : {uint16_t{0}, uint16_t{2}, uint16_t{3}, uint16_t{0xffff}})
+        for (bool signaled : {false, true}) {
+          Ring want(pi), got(pi);
+          const unsigned bbs = write_rdma_write_inline(want.sq, payload, length,
+                                                       {kRemote, kRkey}, {signaled}, to);
+          const std::string what = std::to_string(segments * 16) + "-byte vector, " +
+                                   std::to_string(length) + " bytes at pi " +
+                                   std::to_string(pi) + (signaled ? ", signaled" : "");
+          EXPECT_EQ(t.write(got.sq, payload, length, {kRemote, kRkey}, signaled), bbs) << what;
+          // the padding after the data is not part of the message: take it as the writer left it
+          const size_t data_end = (1 + segments + 1) * 16 + 4 + length;
+          const size_t wqe_end = (data_end + 15) / 16 * 16;
+          for (size_t i = data_end; i < wqe_end; ++i) {
+            const size_t at = (size_t{pi} * 64 + i) % sizeof got.mem;
+            got.mem[at] = want.mem[at];
+          }
+          EXPECT_EQ(memcmp(want.mem, got.mem, sizeof want.mem), 0) << what;
+        }
+  }
+}
+
 // DC: the address vector goes right after the control segment (1 or 3 segments, counted in the
 // WQE's size), then the segments of the RC WQE; at the ring's start and wrapping from its end.
 TEST(Wqe, DcAddressVectorAfterControl) {

@@ -202,4 +202,59 @@ class WriteInlineTemplate {
   mlx5_wqe_ctrl_seg ctrl_[2][2] = {};  // [signaled][four segments]
 };
 
+// The same over DC: the control segment and the peer's address vector (compact or whole) come
+// from a template made when an initiator takes a peer (init); the WQE is one or two BBs, and
+// its second may wrap to the ring's start.
+class WriteInlineDcTemplate {
+ public:
+  static constexpr uint32_t kMaxBytes = WriteInlineTemplate::kMaxBytes;
+
+  void init(uint32_t qpn, const AddressVector &to) {
+    alignas(64) uint8_t bbs[2 * MLX5_SEND_WQE_BB];
+    const uint8_t zeros[kMaxBytes] = {};
+    const SqRing ring{bbs, 2, qpn, 0};
+    prefix_segments_ = 1 + to.segments;
+    // the header's segment in its BB, and the bytes after it there
+    room_ = (4 - (prefix_segments_ + 1) % 4) * 16 - sizeof(mlx5_wqe_inl_data_seg);
+    for (unsigned signaled = 0; signaled < 2; ++signaled)
+      for (unsigned two = 0; two < 2; ++two) {
+        memset(bbs, 0, sizeof bbs);
+        write_rdma_write_inline(ring, zeros, two ? kMaxBytes : kOneSegmentBytes, {0, 0},
+                                {signaled != 0, false}, to);
+        memcpy(first_bb_[signaled][two], bbs, MLX5_SEND_WQE_BB);
+      }
+  }
+  // Writes the WQE at the ring's producer index (unfenced) and returns its BBs.
+  [[gnu::always_inline]] unsigned write(const SqRing &ring, const void *data, uint32_t length,
+                                        const RemoteAddr &remote, bool signaled) const {
+    // The control segment and vector, and whatever of the rest the first BB holds, which is
+    // overwritten below.
+    auto *bb = static_cast<uint8_t *>(ring.segment(0));
+    memcpy(bb, first_bb_[signaled][length > kOneSegmentBytes], MLX5_SEND_WQE_BB);
+    auto *ctrl = reinterpret_cast<mlx5_wqe_ctrl_seg *>(bb);
+    ctrl->opmod_idx_opcode |= htobe32(uint32_t{ring.pi} << 8);  // the template's index is 0
+    auto *raddr = static_cast<mlx5_wqe_raddr_seg *>(ring.segment(prefix_segments_));
+    raddr->raddr = htobe64(remote.addr);
+    raddr->rkey = htobe32(remote.rkey);
+    raddr->reserved = 0;
+    auto *header = static_cast<mlx5_wqe_inl_data_seg *>(ring.segment(prefix_segments_ + 1));
+    header->byte_count = htobe32(length | MLX5_INLINE_SEG);
+    // The data: after the header to the end of its BB, the rest at the next BB's start.
+    if (length <= room_) [[likely]] {
+      memcpy(header + 1, data, length);
+    } else {
+      memcpy(header + 1, data, room_);
+      memcpy(ring.segment(4), static_cast<const uint8_t *>(data) + room_, length - room_);
+    }
+    const unsigned segments = prefix_segments_ + 2 + (length > kOneSegmentBytes);
+    return (segments + 3) / 4;
+  }
+
+ private:
+  static constexpr uint32_t kOneSegmentBytes = WriteInlineTemplate::kThreeSegmentBytes;
+  alignas(64) uint8_t first_bb_[2][2][MLX5_SEND_WQE_BB] = {};  // [signaled][two data segments]
+  unsigned prefix_segments_ = 1;
+  uint32_t room_ = 0;
+};
+
 }  // namespace hoshmem::ib

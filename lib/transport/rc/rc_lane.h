@@ -77,8 +77,13 @@ struct Transport::Endpoint {
   uint32_t adds_to_signal = 1;  // try_add_inline signals the WQE that brings this to 0
   uint32_t add_credits = 0;     // CQ credits the budget took for its signaled adds, not yet used
   bool inline_ok = false;
-  ib::WriteInlineTemplate write_inline;  // raw path: try_put_inline's WQE
-  bool put_inline_ok = false;  // an RC endpoint of the raw path that rma() has used for a write
+  ib::WriteInlineTemplate write_inline;  // raw path, RC: try_put_inline's WQE
+  // DC: the address vector of the peer this initiator serves (dci_for), which every WQE
+  // carries; RC: none.
+  mlx5_wqe_av av{};
+  ib::AddressVector to{};
+  std::unique_ptr<ib::WriteInlineDcTemplate> write_inline_dc;  // DC: try_put_inline's WQE
+  bool put_inline_ok = false;  // an endpoint of the raw path that rma() has used for a write
   uint64_t last_signaled = 0;     // the number of the last signaled WQE
   uint64_t last_imm = 0;          // the number of the last write with immediate (check_lost)
   unsigned signal_every = 1;
@@ -212,9 +217,11 @@ inline bool Transport::try_atomic_inline(Transport *t, int lane, int pe,
     return false;
   if (!l->exclusive && !l->mutex.try_lock()) [[unlikely]]
     return false;
-  // The budget counts BBs (an 8-byte masked compare-swap takes two; every other one, one).
+  // The budget counts BBs: control, address vector (DC), remote address, the operation's
+  // segments (two for an 8-byte masked compare-swap), the reply's data segment.
   const uint32_t bbs_needed =
-      a.opcode == atomics::HcaOpcode::MaskedCompareSwap && a.size == 8 ? 2 : 1;
+      (3 + ep->to.segments +
+       (a.opcode == atomics::HcaOpcode::MaskedCompareSwap && a.size == 8 ? 2 : 1) + 3) / 4;
   if (ep->add_budget < bbs_needed || (old && l->cq_credits == 0)) [[unlikely]] {
     l->mutex.unlock();
     return false;
@@ -230,7 +237,7 @@ inline bool Transport::try_atomic_inline(Transport *t, int lane, int pe,
   }
   const uint16_t index = ep->sq.ring().pi;
   const unsigned bbs = ib::write_atomic(ep->sq.ring(), a, old ? l->blocking : l->discard, target,
-                                        {signal, false}, {});
+                                        {signal, false}, ep->to);
   const uint64_t seq = ++ep->posted;
   ++ep->reads_atomics_posted;
   if (signal) ep->record_signaled(index, static_cast<uint16_t>(bbs), Action{});
@@ -250,11 +257,12 @@ inline bool Transport::try_get_inline(Transport *t, int lane, int pe, void *dest
     return false;
   if (!l->exclusive && !l->mutex.try_lock()) [[unlikely]]
     return false;
-  if (ep->add_budget == 0 || l->cq_credits == 0) [[unlikely]] {
+  const uint32_t bbs_needed = (3 + ep->to.segments + 3) / 4;  // control, (DC AV), raddr, data
+  if (ep->add_budget < bbs_needed || l->cq_credits == 0) [[unlikely]] {
     l->mutex.unlock();
     return false;
   }
-  --ep->add_budget;
+  ep->add_budget -= bbs_needed;
   if (--ep->adds_to_signal == 0) [[unlikely]] {  // the budget took this one's credit
     --ep->add_credits;
     ep->adds_to_signal = ep->atomic_signal_every;
@@ -262,12 +270,12 @@ inline bool Transport::try_get_inline(Transport *t, int lane, int pe, void *dest
     --l->cq_credits;
   }
   const uint16_t index = ep->sq.ring().pi;
-  void *wqe = ep->sq.next_bb();
-  ib::write_rdma_read(ep->sq.ring(), l->blocking, length, source, {true, false}, {});
+  const unsigned bbs =
+      ib::write_rdma_read(ep->sq.ring(), l->blocking, length, source, {true, false}, ep->to);
   const uint64_t seq = ++ep->posted;
   ++ep->reads_atomics_posted;
-  ep->record_signaled(index, 1, Action{});
-  ep->sq.post(wqe, 1);
+  ep->record_signaled(index, static_cast<uint16_t>(bbs), Action{});
+  ep->sq.post(bbs);
   t->wait_for(l, ep, seq);
   memcpy(dest, reinterpret_cast<const void *>(l->blocking.addr), length);
   l->mutex.unlock();
@@ -279,6 +287,7 @@ inline bool Transport::try_get_inline(Transport *t, int lane, int pe, void *dest
 // when this one is signaled (every signal_every). Writes need neither a read/atomic slot nor a
 // fence of their own; after one, the next read or atomic must be fenced, so the add budget
 // ends (update_add_budget's rule). False, having done nothing: take put().
+template <bool Dc>
 inline bool Transport::try_put_inline(LaneTable lanes, int lane, int pe, const void *data,
                                       uint32_t length, ib::RemoteAddr target) {
   Lane *l = lanes[lane].get();
@@ -295,11 +304,16 @@ inline bool Transport::try_put_inline(LaneTable lanes, int lane, int pe, const v
   }
   const uint16_t index = ep->sq.ring().pi;
   void *wqe = ep->sq.next_bb();
-  const uint64_t first8 = ep->write_inline.write(wqe, index, data, length, target, signal);
+  unsigned bbs = 1;
+  uint64_t first8 = 0;
+  if constexpr (Dc)  // the address vector first
+    bbs = ep->write_inline_dc->write(ep->sq.ring(), data, length, target, signal);
+  else
+    first8 = ep->write_inline.write(wqe, index, data, length, target, signal);
   ++ep->posted;
   if (signal) [[unlikely]] {
     --l->cq_credits;
-    ep->record_signaled(index, 1, Action{});
+    ep->record_signaled(index, static_cast<uint16_t>(bbs), Action{});
   }
   ep->write_unfenced = true;
   ep->last_remote = target;
@@ -308,7 +322,10 @@ inline bool Transport::try_put_inline(LaneTable lanes, int lane, int pe, const v
     ep->add_credits = 0;
     ep->add_budget = 0;
   }
-  ep->sq.post_one(first8, index);
+  if constexpr (Dc)
+    ep->sq.post(wqe, bbs);
+  else
+    ep->sq.post_one(first8, index);
   l->mutex.unlock();  // a store of "free": on an exclusive lane it was free already
   return true;
 }

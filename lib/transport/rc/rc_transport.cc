@@ -919,6 +919,11 @@ Transport::Endpoint *Transport::dci_for(Lane *l, int pe) {
       if (ep->pe >= 0) l->eps[static_cast<size_t>(ep->pe)].store(nullptr, std::memory_order_relaxed);
       ep->pe = pe;
       ep->fence_next = ep->write_unfenced = false;
+      if ((ep->to = dc_addresses_.get(pe, &ep->av)).segments == 0)
+        fail(pe, "cannot make an address handle for its DC target");
+      // The inline paths wait for the general path's first operation to this peer.
+      ep->inline_ok = ep->put_inline_ok = false;
+      update_add_budget(l, ep);
       l->eps[static_cast<size_t>(pe)].store(ep, std::memory_order_relaxed);
       l->next_dci = (l->next_dci + i + 1) % n;
       return ep;
@@ -969,10 +974,7 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
   if (raw_) {
     const ib::SqRing &ring = ep->sq.ring();
     const ib::WqeFlags flags{signal, fence};
-    mlx5_wqe_av av;
-    ib::AddressVector to;  // DC: the peer's target
-    if (dc_ && (to = dc_addresses_.get(ep->pe, &av)).segments == 0)
-      fail(ep->pe, "cannot make an address handle for its DC target");
+    const ib::AddressVector &to = ep->to;  // DC: the peer's target (dci_for); RC: none
     index = ring.pi;
     switch (w.kind) {
       case Wqe::kWrite: bbs = static_cast<uint16_t>(
@@ -1219,12 +1221,18 @@ void Transport::rma(Lane *l, int pe, bool write, void *local, size_t length,
   ep = queue_for(l, pe, ep);
   const auto base = reinterpret_cast<uintptr_t>(local);
   // Every peer here is on another node: from now on the inline paths may post here.
-  if (!ep->inline_ok && raw_ && !dc_) {
+  if (!ep->inline_ok && raw_) {
     ep->inline_ok = true;
     update_add_budget(l, ep);
   }
   if (write && length <= max_inline_) {  // the data is in the WQE when this returns
-    ep->put_inline_ok = raw_ && !dc_ && max_inline_ >= ib::WriteInlineTemplate::kMaxBytes;
+    if (!ep->put_inline_ok && raw_ && max_inline_ >= ib::WriteInlineTemplate::kMaxBytes) {
+      if (dc_) {  // the template of this initiator's peer
+        if (!ep->write_inline_dc) ep->write_inline_dc = std::make_unique<ib::WriteInlineDcTemplate>();
+        ep->write_inline_dc->init(ep->qp->qp_num, ep->to);
+      }
+      ep->put_inline_ok = true;
+    }
     submit(l, ep, Wqe{Wqe::kWriteInline, local, {0, 0}, static_cast<uint32_t>(length), remote,
                       nullptr},
            Action{}, false);
@@ -1334,7 +1342,7 @@ void Transport::allow_inline(int lane, int pe) {
   Lane *l = lane_of(lane);
   LaneLock lock(l->mutex, l->exclusive);
   Endpoint *ep = l->eps[static_cast<size_t>(pe)].load();
-  if (!ep || ep->inline_ok || !raw_ || dc_) return;
+  if (!ep || ep->inline_ok || !raw_) return;
   ep->inline_ok = true;
   update_add_budget(l, ep);
 }
@@ -1368,7 +1376,7 @@ void Transport::atomic_add_nbi(int lane, int pe, uint64_t addend,
   Endpoint *ep = endpoint(l, pe);
   LaneLock lock(l->mutex, l->exclusive);
   ep = queue_for(l, pe, ep);
-  ep->inline_ok = raw_ && !dc_;  // from now on the inline paths may post here
+  ep->inline_ok = raw_;  // from now on the inline paths may post here
   const atomics::HcaAtomic a = atomics::encode_for_hca(atomics::AmoOp::FetchAdd, 8, addend, 0);
   submit(l, ep, Wqe{Wqe::kAtomic, nullptr, l->discard, 8, target, &a}, Action{}, false);
 }

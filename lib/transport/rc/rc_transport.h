@@ -204,8 +204,10 @@ class Transport {
                                                            uint64_t addend,
                                                            ib::RemoteAddr target);
   // The same for a put of 1 to WriteInlineTemplate::kMaxBytes bytes (p, put, put_nbi of small
-  // sizes to another node): an RC endpoint of the raw path that put() has used, with room and no
-  // fence due. The data is in the WQE when it returns true.
+  // sizes to another node): an endpoint of the raw path that put() has used (over DC, the
+  // initiator the peer keeps), with room and no fence due. The data is in the WQE when it
+  // returns true.
+  template <bool Dc>  // the lane's endpoints are DC initiators
   [[gnu::always_inline]] static inline bool try_put_inline(LaneTable lanes, int lane, int pe,
                                                            const void *data, uint32_t length,
                                                            ib::RemoteAddr target);
