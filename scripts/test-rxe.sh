@@ -193,9 +193,19 @@ done <scripts/rxe/debian-packages.txt
 if ((${#missing[@]})); then
   echo "deps: installing ${missing[*]}" >&2
   sudo=""; [[ $(id -u) -ne 0 ]] && sudo=sudo
+  # Installing munge and the Slurm daemons would start the system's own on this machine and leave
+  # them running (only the guests run Slurm): policy-rc.d's 101 tells the packages not to.
+  policy=""
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    policy=/usr/sbin/policy-rc.d
+    trap '$sudo rm -f "$policy"' EXIT
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null && $sudo chmod 755 "$policy"
+  fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
     exit 1
+  [[ -z $policy ]] || $sudo rm -f "$policy"
+  trap - EXIT
 fi
 source scripts/quiet-bazel.sh
 log=build/logs/test-rxe.log
