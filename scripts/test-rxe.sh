@@ -6,8 +6,9 @@
 #                                       a mode (rc, ud, ring, udnode; with names: only their runs
 #                                       in it);
 #                                       default: every test of the table below
-#   scripts/test-rxe.sh two [NAME...]   the same with two guests and Open MPI's mpirun, or MPICH's
-#                                       Hydra for the modes hrc and hud (below)
+#   scripts/test-rxe.sh two [NAME...]   the same with two guests and Open MPI's mpirun, MPICH's
+#                                       Hydra for the modes hrc and hud, or Slurm's srun for the
+#                                       modes src and sud (below)
 #
 # Installs what is missing (scripts/debian-packages.txt and scripts/rxe/debian-packages.txt),
 # takes Debian's own kernel and its modules out of the linux-image package (downloaded with
@@ -37,9 +38,12 @@
 # no HOSHMEM_PES_PER_NODE: the library learns from PMIx which PEs share its node, and
 # HOSHMEM_RC_TIMEOUT=21 (an ACK can take over a second between TCG guests; see two-run.sh).
 # The guests run scripts/rxe/two-run.sh, the launcher is scripts/rxe/mpirun.sh (hrc and hud:
-# scripts/rxe/hydra.sh, Hydra's proxy started in rxe-b over the same ssh); consoles in
+# scripts/rxe/hydra.sh, Hydra's proxy started in rxe-b over the same ssh; src and sud:
+# scripts/rxe/srun.sh, srun --mpi=pmix or --mpi=pmi2 against slurmctld in rxe-a and slurmd in
+# each guest, with munged and a key made at boot, started only when such a test is selected:
+# installed here from Debian's packages, the system's own daemons are never started); consoles in
 # build/rxe/console-{a,b}.log, results and logs in build/rxe/two/ (with each test's changes to
-# both guests' rxe0 hw_counters and eth0 statistics: logs/ID.counters).
+# both guests' rxe0 hw_counters and eth0 statistics: logs/ID.counters; the Slurm logs in slurm/).
 #
 # Env: RXE_TIMEOUT (s for the whole guest, default 2700; two: 3600), RXE_MEM (MiB per guest,
 #      default 2048), RXE_SMP (vCPUs per guest, default 2; two: 1, as each guest has one PE or two
@@ -166,6 +170,27 @@ hud 2 amo 240 --env SHMEM_INFO=1 --expect-output PEs:.2,.1.on.this.node
 hud 4 amo_contention 600 --env SHMEM_INFO=1
 hud 2 sync_families
 TESTS
+  # Slurm's srun (scripts/rxe/srun.sh) against slurmd in each guest: src all-HW over RC, sud all-SW
+  # over UD. PMIx unless SRUN_MPI=pmi2 (Slurm's PMI-2 plugin: PMI-1, or PMI-2 with
+  # HOSHMEM_PMI=pmi2), which does not end the step when a PE dies: there srun -K does. The PE that
+  # dies or calls shmem_global_exit is the last, in rxe-b; srun names it (and whether a PE outlives
+  # the job, two-run.sh checks in both guests). Statuses as under scripts/test-launchers.sh: under
+  # PMIx a killed PE 137 and shmem_global_exit(7) 7; under PMI-2 a killed PE with -K 143 (srun
+  # ends the others with SIGTERM) and shmem_global_exit 137 (the plugin takes PMI's abort as "kill
+  # the step" and drops the status).
+  cat <<TESTS
+src 2 amo 240 --env SHMEM_INFO=1 --expect-output PEs:.2,.1.on.this.node --expect-output launcher:.pmix
+src 4 amo 240 --env SHMEM_INFO=1 --env SRUN_MPI=pmi2 --env HOSHMEM_PMI=pmi2 --expect-output PEs:.4,.2.on.this.node --expect-output launcher:.pmi-2
+src 2 rma_typed
+src 4 lock
+src 2 fail_sigkill 60 --expect-status 137 --expect-stderr ^srun:.error:.rxe-b:.task.1:.Killed
+src 2 launch_global_exit 60 --env GLOBAL_EXIT_STATUS=7 --expect-status 7 --expect-stderr ^PE.1:.calling.shmem_global_exit --expect-stderr ^srun:.error:.rxe-b:.task.1:.Exited.with.exit.code.7
+src 4 fail_sigkill 60 --env SRUN_MPI=pmi2 --env SRUN_OPTS=--kill-on-bad-exit=1 --expect-status 143 --expect-stderr ^srun:.error:.rxe-b:.task.3:.Killed
+src 4 launch_global_exit 60 --env SRUN_MPI=pmi2 --env GLOBAL_EXIT_STATUS=7 --expect-status 137 --expect-stderr ^PE.3:.calling.shmem_global_exit --expect-stderr ^srun:.error:.rxe-b:.task.3:.Exited.with.exit.code.7
+sud 2 amo 240 --env SHMEM_INFO=1 --expect-output PEs:.2,.1.on.this.node
+sud 4 amo_contention 600 --env SHMEM_INFO=1
+sud 2 sync_families 240 --env SHMEM_INFO=1 --env SRUN_MPI=pmi2 --expect-output PEs:.2,.1.on.this.node --expect-output launcher:.pmi-1
+TESTS
 }
 # wanted MODE PROGRAM ID: selected by the command's arguments? Modes (rc, ud) and the other names
 # (a program, or a test's ID such as ud_amo_contention_np4) narrow each other: `ud amo` is the
@@ -173,11 +198,11 @@ TESTS
 wanted() {
   local a mode_ok=1 name_ok=1
   for a in "${filters[@]+"${filters[@]}"}"; do
-    case $a in rc | ud | ring | udnode | hrc | hud) mode_ok=0 ;; *) name_ok=0 ;; esac
+    case $a in rc | ud | ring | udnode | hrc | hud | src | sud) mode_ok=0 ;; *) name_ok=0 ;; esac
   done
   for a in "${filters[@]+"${filters[@]}"}"; do
     case $a in
-      rc | ud | ring | udnode | hrc | hud) [[ $a == "$1" ]] && mode_ok=1 ;;
+      rc | ud | ring | udnode | hrc | hud | src | sud) [[ $a == "$1" ]] && mode_ok=1 ;;
       *) [[ $a == "$2" || $a == "$3" ]] && name_ok=1 ;;
     esac
   done
@@ -305,7 +330,7 @@ programs=()
 while read -r mode np prog limit opts; do
   wanted "$mode" "$prog" "${mode}_${prog}_np$np" || continue
   case $mode in
-    rc | hrc) env="--env HOSHMEM_ATOMICS=hw --env HOSHMEM_TRANSPORT=rc" ;;
+    rc | hrc | src) env="--env HOSHMEM_ATOMICS=hw --env HOSHMEM_TRANSPORT=rc" ;;
     ring) env="--env HOSHMEM_ATOMICS=sw --env HOSHMEM_TRANSPORT=rc --env HOSHMEM_AM=ring" ;;
     udnode) env="--env HOSHMEM_ATOMICS=sw --env HOSHMEM_TRANSPORT=ud --env HOSHMEM_PES_PER_NODE=2 --env HOSHMEM_PROGRESS=node" ;;
     *) env="--env HOSHMEM_ATOMICS=sw --env HOSHMEM_TRANSPORT=ud" ;;

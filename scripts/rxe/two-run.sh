@@ -12,6 +12,10 @@
 #    (one connection, kept for the run) and that mpirun starts a process in each guest, then runs
 #    every line of /results/plan through test/shmem/run_test.sh with scripts/rxe/mpirun.sh as the
 #    launcher: Open MPI's mpirun starts one PE here and one in b (its rsh agent: ssh).
+# Slurm (tests src_* and sud_*, only when the plan has one): a makes a munge key and slurm.conf in
+# /results/slurm; each guest starts munged with that key and slurmd, a also slurmctld; a waits
+# until both nodes are idle and srun starts a process in each guest; those tests run with
+# scripts/rxe/srun.sh as the launcher. The Slurm logs go to /results/slurm.
 # Every key lives in the guest's tmpfs and dies with it. a writes one line per test to
 # /results/progress and /results/results, b its own lines to /results/progress-b. Exit status:
 # a: 0 if every test passed, else 1; b: 0 once a is done, 2 if something failed to start.
@@ -36,7 +40,8 @@ progress() { echo "$role: $*" >>"$out"; }
 # scripts/rxe/init); if not, one line for the host (/results/fatal) and no test at all.
 needs=("$SSHD_ROOT/usr/sbin/sshd")
 if [[ $role == a ]]; then
-  needs=("$REPO/test/shmem/run_test.sh" "$REPO/scripts/rxe/mpirun.sh" "$REPO/scripts/rxe/hydra.sh")
+  needs=("$REPO/test/shmem/run_test.sh" "$REPO/scripts/rxe/mpirun.sh" "$REPO/scripts/rxe/hydra.sh"
+    "$REPO/scripts/rxe/srun.sh")
   while IFS=$'\t' read -r -a f; do needs+=("$BINDIR/${f[3]:-}"); done </results/plan
 fi
 for need in "${needs[@]}"; do
@@ -55,7 +60,8 @@ wait_for() {
   progress "gave up waiting $WAIT_S s for $1 (see $RESULTS_HOST/guest-*.log)"
   return 1
 }
-[[ $role == a ]] && trap 'touch /results/done' EXIT # b stops when a stops, whatever happened
+# b stops when a stops, whatever happened; the munge key leaves the share in any case
+[[ $role == a ]] && trap 'rm -f /results/slurm/munge.key; touch /results/done' EXIT
 
 [[ -e /dev/fd ]] || ln -s /proc/self/fd /dev/fd
 hostname "rxe-$role"
@@ -88,6 +94,89 @@ export SHMEM_SYMMETRIC_SIZE=64M TEST_TMPDIR=/tmp
 # test's timeout). 8.6 s per try (60 s for 7).
 export HOSHMEM_RC_TIMEOUT=21
 
+# ---- Slurm, for the tests src_* and sud_* ----
+slurm=0
+grep -q '^s' /results/plan && slurm=1
+sdir=/results/slurm   # shared: the configuration, the key until both guests hold it, the logs
+stmp=/tmp/slurm       # this guest's own: sockets, pid files, state, spool, its copy of the key
+export SLURM_CONF=$sdir/slurm.conf
+# slurm_conf: what both guests read. As scripts/test-launchers.sh's private Slurm: root, no
+# cgroups, no accounting, KillWait=5 (a cancelled step's tasks get SIGKILL 5 s after SIGTERM);
+# MessageTimeout=30: an RPC between these TCG guests can take seconds.
+slurm_conf() {
+  cat <<CONF
+ClusterName=rxe
+SlurmctldHost=rxe-a(10.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$stmp/run/munge.sock
+StateSaveLocation=$stmp/state
+SlurmdSpoolDir=$stmp/spool
+SlurmctldPidFile=$stmp/run/slurmctld.pid
+SlurmdPidFile=$stmp/run/slurmd.pid
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+MpiDefault=none
+MailProg=/bin/true
+ReturnToService=2
+KillWait=5
+MessageTimeout=30
+NodeName=rxe-a NodeAddr=10.0.0.1 CPUs=$(nproc) State=UNKNOWN
+NodeName=rxe-b NodeAddr=10.0.0.2 CPUs=$(nproc) State=UNKNOWN
+PartitionName=rxe Nodes=rxe-a,rxe-b Default=YES MaxTime=INFINITE State=UP
+CONF
+}
+# slurm_start: munged with the shared key, then slurmctld (a only) and slurmd; setsid: sessions
+# of their own, out of reach of the tests' process groups
+slurm_start() {
+  local d
+  mkdir -p -m 755 "$stmp" "$stmp/run" "$stmp/state" "$stmp/spool" # munged wants its socket's
+  mkdir -p -m 700 "$stmp/munge"                                    # directories searchable
+  cp "$sdir/munge.key" "$stmp/munge/munge.key" && chmod 600 "$stmp/munge/munge.key" || return 1
+  setsid munged --foreground --socket="$stmp/run/munge.sock" --key-file="$stmp/munge/munge.key" \
+    --pid-file="$stmp/run/munged.pid" --seed-file="$stmp/munge/seed" \
+    --log-file="$sdir/munged-$role.log" >>"$sdir/munged-$role.log" 2>&1 &
+  for ((d = 0; d < 150; d++)); do
+    munge -S "$stmp/run/munge.sock" -n 2>/dev/null | unmunge -S "$stmp/run/munge.sock" >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+  ((d < 150)) || { progress "munged did not start (see $RESULTS_HOST/slurm/munged-$role.log)"; return 1; }
+  # slurmd 22.05 wants a cgroup hierarchy even with proctrack/linuxproc and task/none (it has no
+  # CgroupPlugin=disabled): a cgroup v1 layout, a tmpfs with one named hierarchy in it
+  if ! mountpoint -q /sys/fs/cgroup; then
+    mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup && mkdir /sys/fs/cgroup/systemd &&
+      mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd || return 1
+  fi
+  if [[ $role == a ]]; then
+    setsid slurmctld -D -c -f "$SLURM_CONF" -L "$sdir/slurmctld.log" >>"$sdir/slurmctld.out" 2>&1 &
+    slurmctld_pid=$!
+  fi
+  setsid slurmd -D -f "$SLURM_CONF" -N "rxe-$role" -L "$sdir/slurmd-$role.log" >>"$sdir/slurmd-$role.out" 2>&1 &
+  slurmd_pid=$!
+  progress "munged, $([[ $role == a ]] && echo "slurmctld, ")slurmd started ($(uptime_s) s after boot)"
+}
+# slurm_dead: the first of this guest's Slurm daemons that is not running, with its log's end
+slurm_dead() {
+  local name pid log
+  for name in slurmctld slurmd; do
+    pid=${name}_pid
+    [[ -n ${!pid:-} ]] || continue
+    kill -0 "${!pid}" 2>/dev/null && continue
+    log=$sdir/$name; [[ $name == slurmd ]] && log+=-$role
+    echo "$name died: $(cat "$log.log" "$log.out" 2>/dev/null | grep -v '^$' | tail -n 2 | tr '\n' ' ')"
+    return 0
+  done
+  return 1
+}
+
 if [[ $role == b ]]; then
   # sshd from the downloaded package, into this guest's overlay only
   cp "$SSHD_ROOT/usr/sbin/sshd" /usr/sbin/sshd
@@ -118,8 +207,14 @@ CONFIG
   echo "rxe-b,10.0.0.2 $(cut -d' ' -f1-2 /tmp/sshd/host_key.pub)" >/results/b.hostkey.new
   mv /results/b.hostkey.new /results/b.hostkey
   progress "sshd up on 10.0.0.2 ($(uptime_s) s after boot)"
+  if ((slurm)); then
+    wait_for "$sdir/ready" || exit 2
+    slurm_start || exit 2
+  fi
+  said=""
   for ((;;)); do
     [[ -e /results/done ]] && break
+    if ((slurm)) && [[ -z $said ]] && said=$(slurm_dead); then progress "$said (see $RESULTS_HOST/slurm/)"; fi
     sleep 1
   done
   progress "done ($(uptime_s) s after boot)"
@@ -130,6 +225,13 @@ fi
 mkdir -p /tmp/ssh
 ssh-keygen -q -t ed25519 -N '' -C rxe-a -f /tmp/ssh/id || exit 2
 cp /tmp/ssh/id.pub /results/a.pub.new && mv /results/a.pub.new /results/a.pub
+if ((slurm)); then
+  mkdir -p -m 755 "$sdir"
+  (umask 077 && dd if=/dev/urandom of="$sdir/munge.key" bs=1024 count=1 status=none) || exit 2
+  slurm_conf >"$sdir/slurm.conf"
+  touch "$sdir/ready"
+  slurm_start || exit 2
+fi
 cat >/tmp/ssh/config <<CONFIG
 Host rxe-b
   HostName 10.0.0.2
@@ -167,6 +269,30 @@ if [[ $said != "rxe-a rxe-b " ]]; then
   exit 2
 fi
 progress "mpirun -np 2 hostname: $said($(since "$start") s)"
+if ((slurm)); then
+  # slurmd in b registers once its munged is up; then srun starts one task in each guest
+  start=$(date +%s.%N)
+  for ((i = 0; i < WAIT_S; i += 2)); do
+    nodes=$(sinfo -h -N -o '%N %t' 2>&1 | sort | tr '\n' ' ')
+    [[ $nodes == "rxe-a idle rxe-b idle " ]] && break
+    if said=$(slurm_dead); then progress "$said (see $RESULTS_HOST/slurm/)"; exit 2; fi
+    sleep 2
+  done
+  if [[ $nodes != "rxe-a idle rxe-b idle " ]]; then
+    progress "Slurm's nodes not idle after $WAIT_S s: $nodes(see $RESULTS_HOST/slurm/)"
+    exit 2
+  fi
+  rm -f "$sdir/munge.key" # both guests hold it now
+  progress "Slurm: rxe-a and rxe-b idle ($(since "$start") s)"
+  start=$(date +%s.%N)
+  said=$(RXE_STDOUT=/dev/null RXE_STDERR=/dev/null SRUN_MPI=none timeout 300 "$REPO/scripts/rxe/srun.sh" -np 2 hostname 2>&1 |
+    sort | tr '\n' ' ')
+  if [[ $said != "rxe-a rxe-b " ]]; then
+    progress "srun -N 2 -n 2 hostname failed: $said"
+    exit 2
+  fi
+  progress "srun -N 2 -n 2 hostname: $said($(since "$start") s)"
+fi
 
 mkdir -p /results/logs
 counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
@@ -195,9 +321,11 @@ while IFS=$'\t' read -r -a f; do
   export RXE_STDOUT=/results/logs/$id.stdout RXE_STDERR=/results/logs/$id.stderr
   opts=("${f[@]:4}")
   opts=("${opts[@]//"$v4gid_tag"/${v4gid##*/}}") # the plan's {v4gid}: the IPv4 GID's index
-  # hrc_*, hud_*: MPICH's Hydra (PMI), the others Open MPI's mpirun (PMIx)
+  # hrc_*, hud_*: MPICH's Hydra (PMI); src_*, sud_*: Slurm's srun (PMIx or PMI); the others
+  # Open MPI's mpirun (PMIx)
   launcher=$REPO/scripts/rxe/mpirun.sh
   [[ $id == h* ]] && launcher=$REPO/scripts/rxe/hydra.sh
+  [[ $id == s* ]] && launcher=$REPO/scripts/rxe/srun.sh
   timeout -k 5 $((limit + 30)) bash "$REPO/test/shmem/run_test.sh" --np "$np" --timeout "$limit" \
     "${opts[@]}" "$launcher" "$BINDIR/$prog" >"/results/logs/$id.log" 2>&1 </dev/null
   status=$?
