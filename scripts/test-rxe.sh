@@ -157,8 +157,8 @@ rc 4 info 240 --env SHMEM_SYMMETRIC_SIZE=1G --expect-status nonzero --expect-std
 TESTS
   # MPICH's Hydra instead of mpirun (scripts/rxe/hydra.sh: the PMI wire protocol, PMI-1 unless
   # HOSHMEM_PMI=pmi2): hrc all-HW over RC, hud all-SW over UD; a PE killed (Hydra names its
-  # guest and signal) and shmem_global_exit end the job with a non-zero status. (Whether a PE
-  # outlives the job is not checked here: a PE's pid file stays in its own guest.)
+  # guest and signal) and shmem_global_exit end the job with a non-zero status. (No
+  # --no-survivors: a PE's pid file stays in its own guest; two-run.sh looks in both instead.)
   cat <<TESTS
 hrc 2 amo 240 --env SHMEM_INFO=1 --expect-output PEs:.2,.1.on.this.node --expect-output launcher:.pmi-1
 hrc 4 amo 240 --env SHMEM_INFO=1 --env HOSHMEM_PMI=pmi2 --expect-output PEs:.4,.2.on.this.node --expect-output launcher:.pmi-2

@@ -16,6 +16,8 @@
 # /results/slurm; each guest starts munged with that key and slurmd, a also slurmctld; a waits
 # until both nodes are idle and srun starts a process in each guest; those tests run with
 # scripts/rxe/srun.sh as the launcher. The Slurm logs go to /results/slurm.
+# After each test, no process of its program may be left in either guest (5 s of grace; the pid
+# files of run_test.sh's --no-survivors see only a's PEs).
 # Every key lives in the guest's tmpfs and dies with it. a writes one line per test to
 # /results/progress and /results/results, b its own lines to /results/progress-b. Exit status:
 # a: 0 if every test passed, else 1; b: 0 once a is done, 2 if something failed to start.
@@ -309,6 +311,14 @@ counters() {
 counters_diff() {
   awk 'NR == FNR { a[$1] = $2; next } $2 != a[$1] { printf "%s +%d ", $1, $2 - a[$1] }' "$1" "$2"
 }
+# survivors PROGRAM: its processes still running in either guest ("rxe-a: PID... rxe-b: PID...");
+# run_test.sh's pid files see this guest only
+survivors() {
+  local pat="^$1( |\$)" a b
+  a=$(pgrep -f "$pat" | tr '\n' ' ')
+  b=$(ssh -n -F /tmp/ssh/config rxe-b "pgrep -f '$pat' | tr '\n' ' '")
+  echo "${a:+rxe-a: $a}${b:+rxe-b: $b}"
+}
 v4gid_tag='{v4gid}'
 failed=0
 while IFS=$'\t' read -r -a f; do
@@ -329,6 +339,18 @@ while IFS=$'\t' read -r -a f; do
   timeout -k 5 $((limit + 30)) bash "$REPO/test/shmem/run_test.sh" --np "$np" --timeout "$limit" \
     "${opts[@]}" "$launcher" "$BINDIR/$prog" >"/results/logs/$id.log" 2>&1 </dev/null
   status=$?
+  # no PE may outlive the launcher (5 s of grace); whatever is left is named and killed
+  for ((i = 0; i < 10; i++)); do
+    left=$(survivors "$BINDIR/$prog")
+    [[ -z $left ]] && break
+    sleep 0.5
+  done
+  if [[ -n $left ]]; then
+    echo "FAILED here: PEs still running 5 s after the launcher returned: $left" >>"/results/logs/$id.log"
+    pkill -KILL -f "^$BINDIR/$prog( |\$)"
+    ssh -n -F /tmp/ssh/config rxe-b "pkill -KILL -f '^$BINDIR/$prog( |\$)'"
+    status=1
+  fi
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
   # what the library said about itself (SHMEM_INFO=1): nodes, device, transport
   said=$(sed -n 's/^ *PEs: \([^,]*\), \([0-9]*\) on this node.*/\1 PEs, \2 per node;/p
