@@ -339,7 +339,9 @@ while IFS=$'\t' read -r -a f; do
   timeout -k 5 $((limit + 30)) bash "$REPO/test/shmem/run_test.sh" --np "$np" --timeout "$limit" \
     "${opts[@]}" "$launcher" "$BINDIR/$prog" >"/results/logs/$id.log" 2>&1 </dev/null
   status=$?
-  # no PE may outlive the launcher (5 s of grace); whatever is left is named and killed
+  secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+  # no PE may outlive the launcher (5 s of grace, and the ssh to b: not in the test's time);
+  # whatever is left is named and killed
   for ((i = 0; i < 10; i++)); do
     left=$(survivors "$BINDIR/$prog")
     [[ -z $left ]] && break
@@ -351,7 +353,6 @@ while IFS=$'\t' read -r -a f; do
     ssh -n -F /tmp/ssh/config rxe-b "pkill -KILL -f '^$BINDIR/$prog( |\$)'"
     status=1
   fi
-  secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
   # what the library said about itself (SHMEM_INFO=1): nodes, device, transport
   said=$(sed -n 's/^ *PEs: \([^,]*\), \([0-9]*\) on this node.*/\1 PEs, \2 per node;/p
     s/^ *RDMA device: \([^;]*\);.*/\1;/p; s/^ *transport: \([a-z]*\) .*/transport \1/p' \
