@@ -311,13 +311,16 @@ counters() {
 counters_diff() {
   awk 'NR == FNR { a[$1] = $2; next } $2 != a[$1] { printf "%s +%d ", $1, $2 - a[$1] }' "$1" "$2"
 }
-# survivors PROGRAM: its processes still running in either guest ("rxe-a: PID... rxe-b: PID...");
-# run_test.sh's pid files see this guest only
+# survivors PATTERN (in either guest): the PIDs of the processes PATTERN matches still running
+# after at most 5 s, on one line (run_test.sh's pid files see a's PEs only)
 survivors() {
-  local pat="^$1( |\$)" a b
-  a=$(pgrep -f "$pat" | tr '\n' ' ')
-  b=$(ssh -n -F /tmp/ssh/config rxe-b "pgrep -f '$pat' | tr '\n' ' '")
-  echo "${a:+rxe-a: $a}${b:+rxe-b: $b}"
+  local i left
+  for ((i = 0; i < 10; i++)); do
+    left=$(pgrep -f "$1" | tr '\n' ' ')
+    [[ -z $left ]] && break
+    sleep 0.5
+  done
+  echo "$left"
 }
 v4gid_tag='{v4gid}'
 failed=0
@@ -340,25 +343,26 @@ while IFS=$'\t' read -r -a f; do
     "${opts[@]}" "$launcher" "$BINDIR/$prog" >"/results/logs/$id.log" 2>&1 </dev/null
   status=$?
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
-  # no PE may outlive the launcher (5 s of grace, and the ssh to b: not in the test's time);
-  # whatever is left is named and killed
-  for ((i = 0; i < 10; i++)); do
-    left=$(survivors "$BINDIR/$prog")
-    [[ -z $left ]] && break
-    sleep 0.5
-  done
-  if [[ -n $left ]]; then
-    echo "FAILED here: PEs still running 5 s after the launcher returned: $left" >>"/results/logs/$id.log"
-    pkill -KILL -f "^$BINDIR/$prog( |\$)"
-    ssh -n -F /tmp/ssh/config rxe-b "pkill -KILL -f '^$BINDIR/$prog( |\$)'"
-    status=1
-  fi
+  # no PE may outlive the launcher, in either guest (b's check rides on the ssh that reads its
+  # counters below: an ssh to b takes seconds under TCG)
+  pes="^$BINDIR/$prog( |\$)"
+  left_a=$(survivors "$pes")
   # what the library said about itself (SHMEM_INFO=1): nodes, device, transport
   said=$(sed -n 's/^ *PEs: \([^,]*\), \([0-9]*\) on this node.*/\1 PEs, \2 per node;/p
     s/^ *RDMA device: \([^;]*\);.*/\1;/p; s/^ *transport: \([a-z]*\) .*/transport \1/p' \
     "$RXE_STDOUT" | tr '\n' ' ' | sed 's/[ ;]*$//')
   counters >/tmp/counters-a.after
-  ssh -n -F /tmp/ssh/config rxe-b "$(declare -f counters); counters=$counters counters" >/tmp/counters-b.after
+  ssh -n -F /tmp/ssh/config rxe-b "$(declare -f counters survivors); counters=$counters counters;
+    echo \"left \$(survivors $(printf %q "$pes"))\"" >/tmp/after-b
+  grep -v '^left ' /tmp/after-b >/tmp/counters-b.after
+  left_b=$(sed -n 's/^left //p' /tmp/after-b)
+  if [[ -n ${left_a// /}${left_b// /} ]]; then # whatever is left is named and killed
+    echo "FAILED here: PEs still running 5 s after the launcher returned:" \
+      "${left_a:+rxe-a: $left_a}${left_b:+rxe-b: $left_b}" >>"/results/logs/$id.log"
+    pkill -KILL -f "$pes"
+    ssh -n -F /tmp/ssh/config rxe-b "pkill -KILL -f $(printf %q "$pes")"
+    status=1
+  fi
   {
     echo "rxe-a: $(counters_diff /tmp/counters-a.before /tmp/counters-a.after)"
     echo "rxe-b: $(counters_diff /tmp/counters-b.before /tmp/counters-b.after)"
