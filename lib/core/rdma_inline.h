@@ -87,6 +87,22 @@ extern RdmaInlinePath rdma_put_path;
   return false;  // no inline path (sizes 0), or not symmetric (the general path says so)
 }
 
+// Where `bytes` at this PE's `sym` (heap or globals, wholly inside one) are on PE `pe`.
+[[gnu::always_inline]] inline bool rma_target(const RdmaInlinePath &p, int pe, const void *sym,
+                                              size_t bytes, ib::RemoteAddr *out) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(sym);
+  const PeerSegments &s = p.segments[pe];
+  if (const uintptr_t off = a - p.file_base; off < p.file_size && bytes <= p.file_size - off) {
+    *out = {a, s.file_rkey};
+    return true;
+  }
+  if (const uintptr_t off = a - p.data_base; off < p.data_size && bytes <= p.data_size - off) {
+    *out = {s.data_base + off, s.data_rkey};
+    return true;
+  }
+  return false;
+}
+
 // A put to a valid PE of another node (remote_address would return null). The whole range must
 // lie in one segment.
 [[gnu::always_inline]] inline bool rdma_put_inline(int lane, int pe, void *dest,
@@ -96,15 +112,8 @@ extern RdmaInlinePath rdma_put_path;
       static_cast<unsigned>(pe) >= static_cast<unsigned>(rt.npes) || rt.control[pe])
     return false;
   const auto n = static_cast<uint32_t>(bytes);
-  const uintptr_t a = reinterpret_cast<uintptr_t>(dest);
-  const PeerSegments &s = p.segments[pe];
   ib::RemoteAddr to;
-  if (const uintptr_t off = a - p.file_base; off < p.file_size && bytes <= p.file_size - off)
-    to = {a, s.file_rkey};
-  else if (const uintptr_t off = a - p.data_base; off < p.data_size && bytes <= p.data_size - off)
-    to = {s.data_base + off, s.data_rkey};
-  else
-    return false;
+  if (!rma_target(p, pe, dest, bytes, &to)) return false;
   return p.dc ? rc::Transport::try_put_inline<true>(p.lanes, lane, pe, source, n, to)
               : rc::Transport::try_put_inline<false>(p.lanes, lane, pe, source, n, to);
 }
@@ -116,15 +125,10 @@ extern RdmaInlinePath rdma_put_path;
   if (bytes > rc::Transport::kInlineGetBytes ||
       static_cast<unsigned>(pe) >= static_cast<unsigned>(rt.npes) || rt.control[pe])
     return false;
-  const auto n = static_cast<uint32_t>(bytes);
-  const uintptr_t a = reinterpret_cast<uintptr_t>(source);
-  const PeerSegments &s = p.segments[pe];
-  if (const uintptr_t off = a - p.file_base; off < p.file_size && bytes <= p.file_size - off)
-    return rc::Transport::try_get_inline(p.transport, lane, pe, dest, n, {a, s.file_rkey});
-  if (const uintptr_t off = a - p.data_base; off < p.data_size && bytes <= p.data_size - off)
-    return rc::Transport::try_get_inline(p.transport, lane, pe, dest, n,
-                                         {s.data_base + off, s.data_rkey});
-  return false;
+  ib::RemoteAddr from;
+  if (!rma_target(p, pe, source, bytes, &from)) return false;
+  return rc::Transport::try_get_inline(p.transport, lane, pe, dest, static_cast<uint32_t>(bytes),
+                                       from);
 }
 
 }  // namespace hoshmem

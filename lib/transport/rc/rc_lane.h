@@ -204,6 +204,32 @@ inline bool Transport::try_add_inline(LaneTable lanes, int lane, int pe, uint64_
   return true;
 }
 
+// The inline read's or atomic's share of the budget, with the lane's lock: the BBs of a WQE of
+// `segments` (an RC WQE's; over DC the address vector's are added) and, when it is signaled (*signal on entry: it must be, for a wait; on return:
+// it is), a CQ credit, the budget's own when its signal count falls due here. False, nothing
+// taken and no lock held: take the general path.
+[[gnu::always_inline]] inline bool Transport::take_budget(Lane *l, Endpoint *ep,
+                                                          unsigned segments, bool *signal) {
+  if (!ep) [[unlikely]]
+    return false;
+  if (!l->exclusive && !l->mutex.try_lock()) [[unlikely]]
+    return false;
+  const uint32_t bbs = (segments + ep->to.segments + 3) / 4;
+  if (ep->add_budget < bbs || (*signal && l->cq_credits == 0)) [[unlikely]] {
+    l->mutex.unlock();
+    return false;
+  }
+  ep->add_budget -= bbs;
+  if (--ep->adds_to_signal == 0) [[unlikely]] {  // the budget took this one's credit
+    *signal = true;
+    --ep->add_credits;
+    ep->adds_to_signal = ep->atomic_signal_every;
+  } else if (*signal) {
+    --l->cq_credits;
+  }
+  return true;
+}
+
 // try_add_inline's budget and rules for any atomic whose encoding the job's devices have (the
 // caller checked): with `old`, a blocking fetch, signaled, its CQ credit taken here,
 // waited for under the lane's lock (finish_fetch, as atomic() does); without, non-fetching.
@@ -213,28 +239,13 @@ inline bool Transport::try_atomic_inline(Transport *t, int lane, int pe,
                                          uint64_t *old) {
   Lane *l = t->lanes_[static_cast<size_t>(lane)].get();
   Endpoint *ep = l->eps[static_cast<size_t>(pe)].load(std::memory_order_acquire);
-  if (!ep) [[unlikely]]
-    return false;
-  if (!l->exclusive && !l->mutex.try_lock()) [[unlikely]]
-    return false;
-  // The budget counts BBs: control, address vector (DC), remote address, the operation's
-  // segments (two for an 8-byte masked compare-swap), the reply's data segment.
-  const uint32_t bbs_needed =
-      (3 + ep->to.segments +
-       (a.opcode == atomics::HcaOpcode::MaskedCompareSwap && a.size == 8 ? 2 : 1) + 3) / 4;
-  if (ep->add_budget < bbs_needed || (old && l->cq_credits == 0)) [[unlikely]] {
-    l->mutex.unlock();
-    return false;
-  }
-  ep->add_budget -= bbs_needed;
+  // Control, remote address, the operation's segments (two for an 8-byte masked compare-swap),
+  // the reply's data segment.
   bool signal = old != nullptr;
-  if (--ep->adds_to_signal == 0) [[unlikely]] {  // the budget took this one's credit
-    signal = true;
-    --ep->add_credits;
-    ep->adds_to_signal = ep->atomic_signal_every;
-  } else if (signal) {
-    --l->cq_credits;
-  }
+  if (!take_budget(l, ep,
+                   3 + (a.opcode == atomics::HcaOpcode::MaskedCompareSwap && a.size == 8 ? 2 : 1),
+                   &signal)) [[unlikely]]
+    return false;
   const uint16_t index = ep->sq.ring().pi;
   const unsigned bbs = ib::write_atomic(ep->sq.ring(), a, old ? l->blocking : l->discard, target,
                                         {signal, false}, ep->to);
@@ -253,22 +264,9 @@ inline bool Transport::try_get_inline(Transport *t, int lane, int pe, void *dest
                                       uint32_t length, ib::RemoteAddr source) {
   Lane *l = t->lanes_[static_cast<size_t>(lane)].get();
   Endpoint *ep = l->eps[static_cast<size_t>(pe)].load(std::memory_order_acquire);
-  if (!ep) [[unlikely]]
+  bool signal = true;  // control, remote address, data
+  if (!take_budget(l, ep, 3, &signal)) [[unlikely]]
     return false;
-  if (!l->exclusive && !l->mutex.try_lock()) [[unlikely]]
-    return false;
-  const uint32_t bbs_needed = (3 + ep->to.segments + 3) / 4;  // control, (DC AV), raddr, data
-  if (ep->add_budget < bbs_needed || l->cq_credits == 0) [[unlikely]] {
-    l->mutex.unlock();
-    return false;
-  }
-  ep->add_budget -= bbs_needed;
-  if (--ep->adds_to_signal == 0) [[unlikely]] {  // the budget took this one's credit
-    --ep->add_credits;
-    ep->adds_to_signal = ep->atomic_signal_every;
-  } else {
-    --l->cq_credits;
-  }
   const uint16_t index = ep->sq.ring().pi;
   const unsigned bbs =
       ib::write_rdma_read(ep->sq.ring(), l->blocking, length, source, {true, false}, ep->to);

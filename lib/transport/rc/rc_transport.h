@@ -297,6 +297,8 @@ class Transport {
 
   // The send path (the lane's lock held, if any).
   uint64_t submit(Lane *lane, Endpoint *ep, const Wqe &w, const Action &action, bool signal);
+  [[gnu::always_inline]] static inline bool take_budget(Lane *lane, Endpoint *ep,
+                                                       unsigned segments, bool *signal);
   void wait_for(Lane *lane, Endpoint *ep, uint64_t seq);
   // try_atomic_inline's blocking fetch: waits for WQE `seq` and returns the old value.
   uint64_t finish_fetch(Lane *lane, Endpoint *ep, uint64_t seq, unsigned size);
