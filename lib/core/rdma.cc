@@ -481,7 +481,7 @@ atomics::AtomicBackend *rdma_start(Bootstrap &boot) {
   if (inline_paths)
     rdma_put_path = {r.transport.lane_table(), rt.space.heap.base, rt.space.heap.size,
                      rt.space.data.base, r.data_mr ? rt.space.data.size : 0, r.segments.data(),
-                     &r.transport, nullptr, r.transport.dc()};
+                     &r.transport, nullptr, r.transport.dc(), r.transport.max_inline()};
   peer::routes.network = &r;
   return &r;
 }

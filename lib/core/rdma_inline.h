@@ -9,7 +9,8 @@
 //     8-byte types), in the all-HW mode.
 //   - rdma_atomic_inline: the other AMOs of 4 and 8 bytes in the all-HW mode, fetching
 //     (blocking) or not, whose encoding the job's devices have.
-//   - rdma_put_inline: p, put and put_nbi of 1 to 28 bytes, in either mode.
+//   - rdma_put_inline: p, put and put_nbi of 1 byte up to the queues' inline limit (220 bytes
+//     where the device allows), in either mode.
 //   - rdma_get_inline: g and blocking gets of 1 to 64 bytes, in either mode.
 // Over RC or DC (an initiator the peer keeps), with mlx5 WQEs.
 #pragma once
@@ -41,6 +42,7 @@ struct RdmaInlinePath {
   rc::Transport *transport = nullptr;
   const ib::AtomicCaps *caps = nullptr;  // the job's (masked sizes: every PE's device has them)
   bool dc = false;  // DC initiators: the add takes the general atomic's inline path
+  uint32_t put_max = 0;  // the largest put whose data travels in its WQE (max_inline())
 };
 // Adds: the control area and heap (the library's own words too), all-HW mode, PEs of this node
 // included (HCA loopback) unless coherent mode gives them CPU atomics.
@@ -108,8 +110,8 @@ extern RdmaInlinePath rdma_put_path;
 [[gnu::always_inline]] inline bool rdma_put_inline(int lane, int pe, void *dest,
                                                    const void *source, size_t bytes) {
   const RdmaInlinePath &p = rdma_put_path;
-  if (bytes > ib::WriteInlineTemplate::kMaxBytes ||
-      static_cast<unsigned>(pe) >= static_cast<unsigned>(rt.npes) || rt.control[pe])
+  if (bytes > p.put_max || static_cast<unsigned>(pe) >= static_cast<unsigned>(rt.npes) ||
+      rt.control[pe])
     return false;
   const auto n = static_cast<uint32_t>(bytes);
   ib::RemoteAddr to;

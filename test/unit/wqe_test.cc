@@ -3,7 +3,8 @@
 // number, size in 16-byte units, flags), remote-address segment, atomic segments (standard and
 // masked, 4 and 8 bytes), data and inline segments, all big-endian; WQEs that wrap at the end of
 // the ring; and nothing written outside the WQE. DC WQEs: the same with the address vector
-// (compact 16 or whole 48 bytes) after the control segment, counted in its size.
+// (compact 16 or whole 48 bytes) after the control segment, counted in its size; the NOP that asks
+// a queue for a completion.
 #include "lib/transport/ib/wqe.h"
 
 #include <gtest/gtest.h>
@@ -176,6 +177,11 @@ TEST(Wqe, RdmaWriteAndRead) {
                                          {true, true});
     ring.expect(hex(ctrl(0, 3, 0x10, 3, 0x88) + kRaddr + data_seg(65536)), bbs, "RDMA read");
   }
+  {
+    Ring ring(0xffff);  // the quiet's NOP: opcode 0, control segment only, completion and fence
+    const unsigned bbs = write_nop(ring.sq, {true, true});
+    ring.expect(hex(ctrl(0, 0xffff, 0x00, 1, 0x88)), bbs, "NOP");
+  }
 }
 
 TEST(Wqe, InlineRdmaWrite) {
@@ -300,6 +306,11 @@ TEST(Wqe, DcAddressVectorAfterControl) {
             write_rdma_write(ring.sq, {kLocal, kLkey}, 4096, {kRemote, kRkey}, {}, to);
         ring.expect(hex(ctrl(0, pi, 0x08, ds(3), 0) + av_hex + kRaddr + data_seg(4096)), bbs,
                     ("DC RDMA write" + at).c_str());
+      }
+      {
+        Ring ring(pi);
+        const unsigned bbs = write_nop(ring.sq, {true, true}, to);
+        ring.expect(hex(ctrl(0, pi, 0x00, ds(1), 0x88) + av_hex), bbs, ("DC NOP" + at).c_str());
       }
       {
         Ring ring(pi);

@@ -111,6 +111,12 @@ unsigned write_rdma_write_inline_imm(const SqRing &ring, const void *data, uint3
   return bbs;
 }
 
+unsigned write_nop(const SqRing &ring, WqeFlags flags, const AddressVector &to) {
+  const unsigned segments = set_address(ring, to);  // a DC NOP names its target, as UCX's does
+  set_ctrl(ring, MLX5_OPCODE_NOP, 0, segments, flags);
+  return bbs_of(segments);
+}
+
 unsigned write_rdma_read(const SqRing &ring, const LocalBuf &local, uint32_t length,
                          const RemoteAddr &remote, WqeFlags flags, const AddressVector &to) {
   const unsigned at = set_address(ring, to);

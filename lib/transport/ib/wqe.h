@@ -91,6 +91,10 @@ unsigned write_rdma_write_inline(const SqRing &ring, const void *data, uint32_t 
 unsigned write_rdma_write_inline_imm(const SqRing &ring, const void *data, uint32_t length,
                                      const RemoteAddr &remote, uint32_t imm, WqeFlags flags,
                                      const AddressVector &to = {});
+// A NOP: no data and no packet; its completion comes in order after every earlier WQE of the
+// queue. Signaled with the fence (as UCX's flush posts it), it is how a queue whose last WQE went
+// unsignaled is asked for a completion that retires everything before it.
+unsigned write_nop(const SqRing &ring, WqeFlags flags, const AddressVector &to = {});
 // RDMA read of `length` bytes into a registered buffer.
 unsigned write_rdma_read(const SqRing &ring, const LocalBuf &local, uint32_t length,
                          const RemoteAddr &remote, WqeFlags flags,

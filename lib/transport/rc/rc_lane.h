@@ -88,7 +88,7 @@ struct Transport::Endpoint {
   uint64_t last_imm = 0;          // the number of the last write with immediate (check_lost)
   unsigned signal_every = 1;
   unsigned atomic_signal_every = 1;  // for reads and atomics: at most rd_depth_ / 2
-  ib::RemoteAddr last_remote{};   // where quiet's zero-length write goes
+  ib::RemoteAddr last_remote{};   // where quiet's zero-length write goes (verbs)
 };
 
 struct Transport::Lane {
@@ -173,8 +173,8 @@ inline void Transport::update_add_budget(Lane *l, Endpoint *ep) const {
 // folded into the budget: no Action, no fence (the budget is zero when one is due), a
 // completion every atomic_signal_every (at most rd_depth_ / 2, which also keeps a signaled
 // WQE among any rd_depth_ in flight, so that waiting for room always ends).
-// The quiet's zero-length write keeps going to the last address submit() saw (any address of
-// the peer's registered segments will do). False, having done nothing: take atomic_add_nbi.
+// Over plain verbs the quiet's zero-length write keeps going to the last address submit() saw
+// (any address of the peer's registered segments will do). False, having done nothing: take atomic_add_nbi.
 inline bool Transport::try_add_inline(LaneTable lanes, int lane, int pe, uint64_t addend,
                                       ib::RemoteAddr target) {
   Lane *l = lanes[lane].get();
@@ -191,6 +191,7 @@ inline bool Transport::try_add_inline(LaneTable lanes, int lane, int pe, uint64_
   const uint16_t index = ep->sq.ring().pi;
   void *wqe = ep->sq.next_bb();
   const uint64_t first8 = ep->fetch_add.write(wqe, index, addend, target);
+  const bool idle = ep->done == ep->posted;
   ++ep->posted;
   ++ep->reads_atomics_posted;
   if (--ep->adds_to_signal == 0) [[unlikely]] {
@@ -198,6 +199,10 @@ inline bool Transport::try_add_inline(LaneTable lanes, int lane, int pe, uint64_
     --ep->add_credits;  // taken by update_add_budget
     ep->record_signaled(index, 1, Action{});
     ep->adds_to_signal = ep->atomic_signal_every;
+  } else if (idle && l->cq_credits) {  // signal_when_idle
+    ib::FetchAddTemplate::set_signaled(wqe);
+    --l->cq_credits;
+    ep->record_signaled(index, 1, Action{});
   }
   ep->sq.post_one(first8, index);
   l->mutex.unlock();  // a store of "free": on an exclusive lane it was free already
@@ -224,7 +229,8 @@ inline bool Transport::try_add_inline(LaneTable lanes, int lane, int pe, uint64_
     *signal = true;
     --ep->add_credits;
     ep->adds_to_signal = ep->atomic_signal_every;
-  } else if (*signal) {
+  } else if (*signal || (ep->done == ep->posted && l->cq_credits)) {  // signal_when_idle
+    *signal = true;
     --l->cq_credits;
   }
   return true;
@@ -280,9 +286,10 @@ inline bool Transport::try_get_inline(Transport *t, int lane, int pe, void *dest
   return true;
 }
 
-// submit()'s work for one inline write of at most WriteInlineTemplate::kMaxBytes, with its
-// checks in the order submit() makes them: no fence due, room for the largest WQE, a CQ credit
-// when this one is signaled (every signal_every). Writes need neither a read/atomic slot nor a
+// submit()'s work for one inline write of at most max_inline() bytes (from the endpoint's
+// template up to WriteInlineTemplate::kMaxBytes), with its checks in the order submit() makes
+// them: no fence due, room for the largest WQE, a CQ credit when this one is signaled (every
+// signal_every, or the queue was idle: signal_when_idle). Writes need neither a read/atomic slot nor a
 // fence of their own; after one, the next read or atomic must be fenced, so the add budget
 // ends (update_add_budget's rule). False, having done nothing: take put().
 template <bool Dc>
@@ -294,7 +301,8 @@ inline bool Transport::try_put_inline(LaneTable lanes, int lane, int pe, const v
     return false;
   if (!l->exclusive && !l->mutex.try_lock()) [[unlikely]]
     return false;
-  const bool signal = ep->since_signal() + 1 >= ep->signal_every;
+  const bool signal = ep->since_signal() + 1 >= ep->signal_every ||
+                      (ep->done == ep->posted && l->cq_credits);  // signal_when_idle
   if (ep->fence_next || ep->sq.free_bbs() < kMaxWqeBbs || (signal && l->cq_credits == 0))
     [[unlikely]] {
     l->mutex.unlock();
@@ -304,7 +312,11 @@ inline bool Transport::try_put_inline(LaneTable lanes, int lane, int pe, const v
   void *wqe = ep->sq.next_bb();
   unsigned bbs = 1;
   uint64_t first8 = 0;
-  if constexpr (Dc)  // the address vector first
+  const bool templated = length <= ib::WriteInlineTemplate::kMaxBytes;
+  if (!templated)  // longer (up to max_inline(), the caller checked): the writer, 2-4 BBs
+    bbs = ib::write_rdma_write_inline(ep->sq.ring(), data, length, target, {signal, false},
+                                      ep->to);
+  else if constexpr (Dc)  // the address vector first
     bbs = ep->write_inline_dc->write(ep->sq.ring(), data, length, target, signal);
   else
     first8 = ep->write_inline.write(wqe, index, data, length, target, signal);
@@ -320,7 +332,7 @@ inline bool Transport::try_put_inline(LaneTable lanes, int lane, int pe, const v
     ep->add_credits = 0;
     ep->add_budget = 0;
   }
-  if constexpr (Dc)
+  if (Dc || !templated)
     ep->sq.post(wqe, bbs);
   else
     ep->sq.post_one(first8, index);

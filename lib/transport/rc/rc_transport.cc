@@ -100,7 +100,10 @@ std::string error_cause(const char *meaning, const char *kind, unsigned code, un
 }  // namespace
 
 struct Transport::Wqe {
-  enum Kind : uint8_t { kWrite, kWriteInline, kRead, kAtomic, kWriteInlineImm, kAtomicWide } kind;
+  // kNop: raw WQEs only (verbs has no NOP: a zero-length write to `remote` takes its place).
+  enum Kind : uint8_t {
+    kWrite, kWriteInline, kRead, kAtomic, kWriteInlineImm, kAtomicWide, kNop
+  } kind;
   const void *data;  // kWriteInline, kWriteInlineImm; kAtomicWide: the operand bytes
   ib::LocalBuf local;
   uint32_t length;
@@ -998,6 +1001,8 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
                                  ring, w.wide_op, w.length, static_cast<const uint8_t *>(w.data),
                                  w.operand_bytes, w.local, w.remote, flags, to));
         break;
+      case Wqe::kNop: bbs = static_cast<uint16_t>(ib::write_nop(ring, {signal, true}, to));
+        break;
     }
     if (signal) ep->record_signaled(index, bbs, action);
     ep->sq.post(bbs);
@@ -1017,6 +1022,7 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
         sge.lkey = 0;
         wr.send_flags |= IBV_SEND_INLINE;
         [[fallthrough]];
+      case Wqe::kNop:  // a zero-length write instead
       case Wqe::kWrite: wr.opcode = IBV_WR_RDMA_WRITE; break;
       case Wqe::kRead: wr.opcode = IBV_WR_RDMA_READ; break;
       case Wqe::kAtomic:
@@ -1191,22 +1197,25 @@ unsigned Transport::take_slot(Lane *l) {
   return slot;
 }
 
-// Everything posted on `ep` is complete: if the last WQE went unsignaled, a signaled
-// zero-length write behind it brings the CQE that retires it.
+// Everything posted on `ep` is complete: if the last WQE went unsignaled, a signaled NOP behind
+// it brings the CQE that retires it.
 void Transport::quiet_endpoint(Lane *l, Endpoint *ep) {
   if (ep->done == ep->posted) return;
   wait_for(l, ep, ask_completion(l, ep));
 }
 
-// Makes sure a completion will come for the last WQE posted on `ep` (a signaled zero-length
-// write behind it if it went unsignaled); returns its number.
+// Makes sure a completion will come for the last WQE posted on `ep` (a signaled NOP behind it if
+// it went unsignaled; over plain verbs, which have none, a zero-length write); returns its number.
+// A NOP costs no packet and no round trip of its own: its completion waits only for the WQEs
+// ahead of it.
 uint64_t Transport::ask_completion(Lane *l, Endpoint *ep) {
   if (ep->since_signal() == 0) return ep->posted;
-  // A pending fence stays for the next real operation, and the write carries no data that a
-  // later read or atomic could pass.
+  // A pending fence stays for the next real operation, and the NOP carries no data that a later
+  // read or atomic could pass.
   const bool fence = ep->fence_next, unfenced = ep->write_unfenced;
-  const uint64_t last = submit(
-      l, ep, Wqe{Wqe::kWrite, nullptr, {0, 0}, 0, ep->last_remote, nullptr}, Action{}, true);
+  const uint64_t last =
+      submit(l, ep, Wqe{raw_ ? Wqe::kNop : Wqe::kWrite, nullptr, {0, 0}, 0, ep->last_remote, nullptr},
+             Action{}, true);
   ep->fence_next = fence;
   ep->write_unfenced = unfenced;
   update_add_budget(l, ep);
