@@ -163,34 +163,53 @@ std::atomic<uint64_t> &cell_counter(char *slot, size_t offset, int world_pe) {
   return reinterpret_cast<std::atomic<uint64_t> *>(slot + offset)[world_pe];
 }
 
-// Cell of world PE `sender` in my slot; for sender == me it names my cell in every receiver's.
-char *cell(char *slot, int sender_world_pe) {
-  return slot + kCellsOffset + static_cast<size_t>(sender_world_pe) * kCellBytes;
+// The cell of world PE `sender` in my slot that carries its `count`-th cell (counting from 0);
+// for sender == me it names that cell of mine in every receiver's slot.
+char *cell(char *slot, int sender_world_pe, uint64_t count) {
+  return slot + kCellsOffset +
+         (static_cast<size_t>(sender_world_pe) * kCellDepth + count % kCellDepth) * kCellBytes;
 }
 
-// `to` has consumed every cell I wrote to it (a load of my own memory: `to` stores the count).
+// Cells I wrote to `to` so far.
+uint64_t cells_sent(const TeamView &t, int to) {
+  return cell_counter(t.my_scratch(), kCellSentOffset, t.world[to]).load(std::memory_order_relaxed);
+}
+
+// `to` has room for my next cell: fewer than kCellDepth of mine unconsumed (a load of my own
+// memory: `to` stores the count).
 bool cell_free(const TeamView &t, int to) {
-  char *mine = t.my_scratch();
-  return cell_counter(mine, kCellConsumedOffset, t.world[to]).load(std::memory_order_acquire) ==
-         cell_counter(mine, kCellSentOffset, t.world[to]).load(std::memory_order_relaxed);
+  const uint64_t consumed = cell_counter(t.my_scratch(), kCellConsumedOffset, t.world[to])
+                                .load(std::memory_order_acquire);
+  return cells_sent(t, to) - consumed < kCellDepth;
 }
 
-// Where to produce my next cell for `to`: my cell in its slot when it is mapped here (written in
-// place), else `bounce` (sent by post_cell). Waits until `to` has consumed my previous one.
+// Where to produce my next cell for `to`: that cell in its slot when it is mapped here (written
+// in place), else `bounce` (sent by post_cell). Waits until `to` has room for it.
 char *claim_cell(const TeamView &t, int to, char *bounce) {
   if (!cell_free(t, to)) wait_for(t, to, [&] { return cell_free(t, to); });
-  char *there = peer::mapped(t.world[to], cell(t.my_scratch(), t.world[t.rank]));
+  char *there =
+      peer::mapped(t.world[to], cell(t.my_scratch(), t.world[t.rank], cells_sent(t, to)));
   return there ? there : bounce;
 }
 
-// The cell claimed from `to` holds `bytes`: off node, write them (peer::write) ahead of the
-// message, which publishes them; count it and tell `to`.
+// The cell claimed from `to` holds `bytes`: count it and tell `to`. Off node, one batch of
+// writes (one doorbell): the bytes, the message that publishes them (send's count, after
+// them), and my release of `to`'s cells if one is owed (release_cell).
 void post_cell(const TeamView &t, int to, const char *claimed, size_t bytes) {
   char *mine = t.my_scratch();
-  char *name = cell(mine, t.world[t.rank]);
-  if (!peer::on_node(t.world[to])) peer::write(t.world[to], name, claimed, bytes);
-  cell_counter(mine, kCellSentOffset, t.world[to]).fetch_add(1, std::memory_order_relaxed);
-  send(t, to);
+  const int pe = t.world[to], me = t.world[t.rank];
+  char *name = cell(mine, me, cells_sent(t, to));
+  cell_counter(mine, kCellSentOffset, pe).fetch_add(1, std::memory_order_relaxed);
+  if (peer::on_node(pe)) return send(t, to);
+  const uint64_t count = ++channel(mine, pe).sent;
+  const uint64_t taken = cell_counter(mine, kCellTakenOffset, pe).load(std::memory_order_relaxed);
+  auto &announced = cell_counter(mine, kCellAnnouncedOffset, pe);
+  peer::Write writes[3] = {{name, claimed, bytes},
+                           {&channel(mine, me).arrived, &count, sizeof count},
+                           {&cell_counter(mine, kCellConsumedOffset, me), &taken, sizeof taken}};
+  const bool owed = announced.load(std::memory_order_relaxed) != taken;
+  peer::write_all(pe, writes, owed ? 3 : 2);
+  if (owed) announced.store(taken, std::memory_order_relaxed);
 }
 
 void push_cell(const TeamView &t, int to, const void *data, size_t bytes) {
@@ -200,20 +219,34 @@ void push_cell(const TeamView &t, int to, const void *data, size_t bytes) {
   post_cell(t, to, c, bytes);
 }
 
+// Member `from`'s next cell in my slot (the one after those I have consumed).
+const char *next_cell(const TeamView &t, int from) {
+  char *mine = t.my_scratch();
+  const int pe = t.world[from];
+  return cell(mine, pe, cell_counter(mine, kCellTakenOffset, pe).load(std::memory_order_relaxed));
+}
+
 // Waits for member `from`'s next cell write and returns the cell (valid until release_cell).
 const char *arrived_cell(const TeamView &t, int from) {
   receive(t, from);
-  return cell(t.my_scratch(), t.world[from]);
+  return next_cell(t, from);
 }
 
 // Done with `from`'s cell: my count of consumed cells into its slot, where it polls (wake it if
-// it waits for that).
+// it waits for that). Off node the count may wait, one cell behind, for my next cell to `from`
+// to carry it (post_cell): `from` can always write one more cell while all it sent are consumed
+// (kCellDepth 2), so the release of the last one is owed, never needed, and a pair exchanging
+// cells call after call pays one doorbell per cell.
 void release_cell(const TeamView &t, int from) {
   char *mine = t.my_scratch();
   const int pe = t.world[from];
   auto &taken = cell_counter(mine, kCellTakenOffset, pe);
   const uint64_t count = taken.load(std::memory_order_relaxed) + 1;
   taken.store(count, std::memory_order_relaxed);
+  auto &announced = cell_counter(mine, kCellAnnouncedOffset, pe);
+  static_assert(kCellDepth == 2, "a sender needs releases at most kCellDepth - 1 behind");
+  if (!peer::on_node(pe) && count - announced.load(std::memory_order_relaxed) < kCellDepth) return;
+  announced.store(count, std::memory_order_relaxed);
   peer::store(pe, &cell_counter(mine, kCellConsumedOffset, t.world[t.rank]), count);
   peer::ring(pe);
 }
@@ -257,7 +290,7 @@ void exchange_cells(const TeamView &t, Produce &&produce, Consume &&consume) {
       const uint64_t bit = uint64_t{1} << m;
       if ((to_take & bit) && can_take(m)) {
         ++channel(mine, t.world[m]).taken;
-        consume(m, cell(mine, t.world[m]));
+        consume(m, next_cell(t, m));
         release_cell(t, m);
         to_take &= ~bit;
         progressed = true;

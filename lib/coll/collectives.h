@@ -41,30 +41,36 @@ constexpr size_t kStagingOffset = kChannelBytes + 4096;
 constexpr size_t kMgmtReserveBytes = 16 * 1024;
 constexpr size_t kStagingBytes = shm::kTeamSlotBytes - kMgmtReserveBytes - kStagingOffset;
 
-// Push cells: small payloads are written straight into the receiver's slot, one cell per sender
-// (indexed by the sender's world PE, like the channels), so a sender never waits for the receiver
-// to enter the call. Credits per ordered pair, each word with one writer: the sender counts its
-// writes into the receiver's cell (kCellSentOffset, its own), the receiver counts the cells it
-// has consumed (kCellTakenOffset, its own) and stores that count into the sender's slot
-// (kCellConsumedOffset), where the sender polls it; the sender writes again only when consumed
-// equals sent. The counters are equal at quiescence, so slot reuse (zeroed on team destroy) and
-// the shared active-set slot stay consistent. Used only when every member's world PE is below
-// kCellPes and the payload fits one cell.
+// Push cells: small payloads are written straight into the receiver's slot, kCellDepth cells per
+// sender (indexed by the sender's world PE, like the channels; the n-th cell of a pair goes to
+// cell n mod kCellDepth), so a sender never waits for the receiver to enter the call. Credits per
+// ordered pair, each word with one writer: the sender counts its writes into the receiver's cells
+// (kCellSentOffset, its own), the receiver counts the cells it has consumed (kCellTakenOffset,
+// its own) and stores that count into the sender's slot (kCellConsumedOffset), where the sender
+// polls it; the sender writes again only while fewer than kCellDepth are unconsumed. Two deep,
+// a pair that exchanges cells call after call (a reduction's recursive doubling) sends the next
+// one at once: the receiver's release of the one before last is long there, so a call costs one
+// crossing, not two (the release and then the cell). The counters are equal at quiescence, so
+// slot reuse (zeroed on team destroy) and the shared active-set slot stay consistent. Used only
+// when every member's world PE is below kCellPes and the payload fits one cell.
 constexpr int kCellPes = 64;
-constexpr size_t kCellBytes = 2048;
+constexpr int kCellDepth = 2;
+constexpr size_t kCellBytes = 1024;
 constexpr size_t kCellConsumedOffset = kPublishOffset + 1024;  // uint64 per receiver world PE
 constexpr size_t kCellSentOffset = kPublishOffset + 2048;      // uint64 per receiver world PE
 constexpr size_t kCellTakenOffset = kPublishOffset + 3072;     // uint64 per sender world PE
-static_assert(kCellTakenOffset + kCellPes * 8 <= kStagingOffset);
+// The taken count I last stored into the sender's slot (release_cell: off node it may lag one).
+constexpr size_t kCellAnnouncedOffset = kPublishOffset + 3584;  // uint64 per sender world PE
+static_assert(kCellAnnouncedOffset + kCellPes * 8 <= kStagingOffset);
 
 // Reductions up to this many bytes go up and down a binomial tree through the scratch slots
 // (2 log n message latency); larger ones use reduce-scatter + allgather on the user buffers.
 constexpr size_t kSmallReduceBytes = 16 * 1024;
 constexpr size_t kCellsOffset = kStagingOffset + kSmallReduceBytes;
-static_assert(kSmallReduceBytes + kCellPes * kCellBytes <= kStagingBytes);
+static_assert(kSmallReduceBytes + kCellPes * kCellDepth * kCellBytes <= kStagingBytes);
 // The world barrier's arrival words (lib/coll/barrier.h), in slot 0 only: one per PE, stored by
 // that PE into PE 0's copy, when all PEs are on one node and at most kWorldArrivalPes.
-constexpr size_t kWorldArrivalOffset = kCellsOffset + kCellPes * kCellBytes;
+constexpr size_t kWorldArrivalOffset = kCellsOffset + kCellPes * kCellDepth * kCellBytes;
 constexpr int kWorldArrivalPes = 2048;
 static_assert(kWorldArrivalOffset + kWorldArrivalPes * 8 <= kStagingOffset + kStagingBytes);
 // Broadcasts above this size are pipelined down the tree in chunks of this size.

@@ -44,6 +44,11 @@ class SendQueue {
     doorbell_out();
     bf_next_ ^= bf_toggle_;
   }
+  // Takes the WQE just written (of `bbs` BBs) into the ring without telling the HCA: the next
+  // post() announces it with its own (the doorbell record names the producer index, and the HCA
+  // executes every WQE up to it). Several WQEs, one doorbell, as rdma-core posts a list of work
+  // requests. A staged WQE must be followed by a post() on this queue.
+  void stage(unsigned bbs) { ring_.pi = static_cast<uint16_t>(ring_.pi + bbs); }
   // The BB at the producer index, for a WQE of one BB (ring().segment(0) with one operation
   // less: the ring's byte mask is kept).
   [[gnu::always_inline]] void *next_bb() const {

@@ -22,12 +22,23 @@
 
 namespace hoshmem::peer {
 
+// One of several writes to a peer (write_all).
+struct Write {
+  void *mine;
+  const void *src;
+  size_t len;
+};
+
 // The inter-node half, implemented by lib/core over the job's transport.
 class Network {
  public:
   virtual ~Network() = default;
   // `len` bytes from local `src` (any memory; reusable on return) to PE `pe`'s copy of `mine`.
   virtual void write(int pe, void *mine, const void *src, size_t len) = 0;
+  // write() of each, in order; a transport that can hands the small ones to the device at once.
+  virtual void write_all(int pe, const Write *writes, size_t n) {
+    for (size_t i = 0; i < n; ++i) write(pe, writes[i].mine, writes[i].src, writes[i].len);
+  }
   // PE `pe`'s copy of `mine` into local `dst` (any memory); complete on return.
   virtual void read(int pe, void *dst, const void *mine, size_t len) = 0;
   // Every write issued so far is visible at its target.
@@ -76,6 +87,12 @@ inline void store(int pe, std::atomic<uint64_t> *mine, uint64_t value) {
     return;
   }
   routes.network->write(pe, mine, &value, sizeof value);
+}
+
+// write() of each to PE `pe` of another node, in order: a payload and the word that publishes it
+// (store's rule) for one doorbell.
+inline void write_all(int pe, const Write *writes, size_t n) {
+  routes.network->write_all(pe, writes, n);
 }
 
 // Reads PE `pe`'s copy of `mine` into `dst`.

@@ -950,7 +950,7 @@ void Transport::fail(int pe, const char *cause) {
 // --- the send path ---------------------------------------------------------------------------
 
 uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &action,
-                           bool signal) {
+                           bool signal, bool doorbell) {
   const bool read_or_atomic =
       w.kind == Wqe::kRead || w.kind == Wqe::kAtomic || w.kind == Wqe::kAtomicWide;
   // A read or atomic may pass earlier writes of this QP unless fenced.
@@ -1005,7 +1005,10 @@ uint64_t Transport::submit(Lane *l, Endpoint *ep, const Wqe &w, const Action &ac
         break;
     }
     if (signal) ep->record_signaled(index, bbs, action);
-    ep->sq.post(bbs);
+    if (doorbell) [[likely]]
+      ep->sq.post(bbs);
+    else
+      ep->sq.stage(bbs);
   } else {
     ibv_sge sge{w.local.addr, w.length, w.local.lkey};
     ibv_send_wr wr{}, *bad = nullptr;
@@ -1446,6 +1449,19 @@ void Transport::put_inline(int pe, const void *source, uint32_t length,
   LaneLock lock(l->mutex, false);
   ep = queue_for(l, pe, ep);
   submit(l, ep, Wqe{Wqe::kWriteInline, source, {0, 0}, length, dest, nullptr}, Action{}, false);
+}
+
+void Transport::put_inline_all(int pe, const InlineWrite *writes, size_t n) {
+  if (n == 0) return;
+  Lane *l = lane_of(0);
+  Endpoint *ep = endpoint(l, pe);
+  LaneLock lock(l->mutex, false);
+  ep = queue_for(l, pe, ep);
+  for (size_t i = 0; i < n; ++i)
+    submit(l, ep,
+           Wqe{Wqe::kWriteInline, writes[i].source, {0, 0}, writes[i].length, writes[i].dest,
+               nullptr},
+           Action{}, false, i + 1 == n);
 }
 
 void Transport::put_inline_notify(int pe, const void *source, uint32_t length,

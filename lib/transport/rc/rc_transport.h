@@ -241,6 +241,14 @@ class Transport {
   // Lane 0, as before lanes: put/put_inline complete at quiet(); get and atomic on return.
   void put(int pe, const ib::LocalBuf &source, uint32_t length, const ib::RemoteAddr &dest);
   void put_inline(int pe, const void *source, uint32_t length, const ib::RemoteAddr &dest);
+  // Several of them, in order, with one doorbell (the raw path): a payload and the word that
+  // announces it cost one doorbell, not two.
+  struct InlineWrite {
+    const void *source;
+    uint32_t length;  // at most max_inline()
+    ib::RemoteAddr dest;
+  };
+  void put_inline_all(int pe, const InlineWrite *writes, size_t n);
   // The same as a write with immediate `imm`: an arrival at `pe` (init's `arrivals`), after
   // every earlier write of lane 0 to it. At most max_inline() bytes.
   void put_inline_notify(int pe, const void *source, uint32_t length, const ib::RemoteAddr &dest,
@@ -302,7 +310,10 @@ class Transport {
   void destroy_lane(Lane *lane);
 
   // The send path (the lane's lock held, if any).
-  uint64_t submit(Lane *lane, Endpoint *ep, const Wqe &w, const Action &action, bool signal);
+  // Writes and posts one WQE; with `doorbell` false it is only staged (SendQueue::stage), and the
+  // caller's next submit on `ep`, before it lets go of the lane, rings for both.
+  uint64_t submit(Lane *lane, Endpoint *ep, const Wqe &w, const Action &action, bool signal,
+                  bool doorbell = true);
   [[gnu::always_inline]] static inline bool take_budget(Lane *lane, Endpoint *ep,
                                                        unsigned segments, bool *signal);
   void wait_for(Lane *lane, Endpoint *ep, uint64_t seq);
