@@ -146,21 +146,22 @@ class Rdma final : public atomics::AtomicBackend, public peer::Network {
   void read(int pe, void *dst, const void *mine, size_t len) override {
     transport.get(0, pe, dst, len, remote(mine, pe), false);
   }
-  // Runs of writes that fit a WQE go out with one doorbell; a longer one takes write().
+  // Runs of writes of at most one bounce slot go out with one doorbell; a longer one takes
+  // write().
   void write_all(int pe, const peer::Write *writes, size_t n) override {
-    rc::Transport::InlineWrite run[4];
+    rc::Transport::BatchWrite run[4];
     size_t k = 0;
     for (size_t i = 0; i < n; ++i) {
       const peer::Write &w = writes[i];
-      if (w.len <= transport.max_inline() && k < std::size(run)) {
+      if (w.len <= rc::Transport::max_batch_write() && k < std::size(run)) {
         run[k++] = {w.src, static_cast<uint32_t>(w.len), remote(w.mine, pe)};
         continue;
       }
-      transport.put_inline_all(pe, run, k);
+      transport.put_all(pe, run, k);
       k = 0;
       write(pe, w.mine, w.src, w.len);
     }
-    transport.put_inline_all(pe, run, k);
+    transport.put_all(pe, run, k);
   }
   void flush() override { transport.quiet(0); }
 

@@ -1451,17 +1451,34 @@ void Transport::put_inline(int pe, const void *source, uint32_t length,
   submit(l, ep, Wqe{Wqe::kWriteInline, source, {0, 0}, length, dest, nullptr}, Action{}, false);
 }
 
-void Transport::put_inline_all(int pe, const InlineWrite *writes, size_t n) {
+size_t Transport::max_batch_write() { return kSlotBytes; }
+
+void Transport::put_all(int pe, const BatchWrite *writes, size_t n) {
   if (n == 0) return;
   Lane *l = lane_of(0);
   Endpoint *ep = endpoint(l, pe);
   LaneLock lock(l->mutex, false);
   ep = queue_for(l, pe, ep);
-  for (size_t i = 0; i < n; ++i)
+  for (size_t i = 0; i < n; ++i) {
+    const BatchWrite &w = writes[i];
+    const bool doorbell = i + 1 == n;
+    if (w.length <= max_inline_) {
+      submit(l, ep, Wqe{Wqe::kWriteInline, w.source, {0, 0}, w.length, w.dest, nullptr},
+             Action{}, false, doorbell);
+      continue;
+    }
+    // rma()'s bounce path for one slot (waiting for a slot reads completions, never posts).
+    const unsigned slot = take_slot(l);
+    uint8_t *at = l->bounce + size_t{slot} * kSlotBytes;
+    memcpy(at, w.source, w.length);
+    Action a{};
+    a.kind = Action::kSlot;
+    a.slot = slot;
     submit(l, ep,
-           Wqe{Wqe::kWriteInline, writes[i].source, {0, 0}, writes[i].length, writes[i].dest,
-               nullptr},
-           Action{}, false, i + 1 == n);
+           Wqe{Wqe::kWrite, nullptr, {reinterpret_cast<uint64_t>(at), l->bounce_mr->lkey},
+               w.length, w.dest, nullptr},
+           a, true, doorbell);
+  }
 }
 
 void Transport::put_inline_notify(int pe, const void *source, uint32_t length,

@@ -241,14 +241,17 @@ class Transport {
   // Lane 0, as before lanes: put/put_inline complete at quiet(); get and atomic on return.
   void put(int pe, const ib::LocalBuf &source, uint32_t length, const ib::RemoteAddr &dest);
   void put_inline(int pe, const void *source, uint32_t length, const ib::RemoteAddr &dest);
-  // Several of them, in order, with one doorbell (the raw path): a payload and the word that
-  // announces it cost one doorbell, not two.
-  struct InlineWrite {
+  // Several puts, in order, with one doorbell (the raw path): a payload and the word that
+  // announces it cost one doorbell, not two. Each source is reusable on return: up to
+  // max_inline() bytes travel in the WQE, longer ones (up to max_batch_write()) are copied to a
+  // bounce slot first.
+  struct BatchWrite {
     const void *source;
-    uint32_t length;  // at most max_inline()
+    uint32_t length;
     ib::RemoteAddr dest;
   };
-  void put_inline_all(int pe, const InlineWrite *writes, size_t n);
+  void put_all(int pe, const BatchWrite *writes, size_t n);
+  static size_t max_batch_write();
   // The same as a write with immediate `imm`: an arrival at `pe` (init's `arrivals`), after
   // every earlier write of lane 0 to it. At most max_inline() bytes.
   void put_inline_notify(int pe, const void *source, uint32_t length, const ib::RemoteAddr &dest,
