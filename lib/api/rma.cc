@@ -35,7 +35,7 @@ inline void get_bytes(void *dest, const void *source, size_t bytes, Target t, co
   const char *from = remote_address(source, bytes, t.pe, routine);
   if (!from) [[unlikely]]
     return net_get(t.lane, t.pe, dest, source, bytes, nbi);
-  memcpy(dest, from, bytes);
+  hoshmem_fast_get_bytes(dest, from, bytes);  // include/shmem/shmem_inline.h
 }
 
 inline void check_strides(ptrdiff_t dst, ptrdiff_t sst, const char *routine) {
