@@ -393,14 +393,20 @@ void reduce_gather(const TeamView &t, void *dest, const void *source, size_t nel
   memcpy(dest, acc, bytes);
 }
 
-// Reduce-scatter then allgather, directly on the symmetric buffers. Member m owns share m: it
-// combines that share of every source into its own dest. In place is safe: a member writes only
-// its own share of dest while the others read other shares of its source. Off-node sources and
-// shares are fetched with peer::read, a block at a time.
+// Reduce-scatter then allgather, directly on the symmetric buffers, between two syncs. Member m
+// owns share m: it combines that share of every source into its own dest (off-node sources are
+// fetched with peer::read, a block at a time), then writes it into every other member's dest
+// (peer::write, flushed before the closing sync). In place is safe: share m of a member's source
+// is read by m alone, which writes it over only after reading it, and a member writes only its
+// own share of its own dest.
 void reduce_scatter_allgather(const TeamView &t, void *dest, const void *source, size_t nelems,
                               size_t elem_size, Combine combine) {
   const int n = t.size, me = t.rank;
-  alignas(64) char block[8192], fetched[8192];
+  // A peer's block is read into my staging area: registered (the control area), so an RDMA read
+  // lands there with no bounce copy. Nobody reads my staging during this call (reduce_tree's
+  // readers are done when it returns).
+  alignas(64) char block[kSmallReduceBytes];
+  char *fetched = my_staging(t);
   const size_t per_block = sizeof block / elem_size;
   const char *src = static_cast<const char *>(source);
 
@@ -414,14 +420,10 @@ void reduce_scatter_allgather(const TeamView &t, void *dest, const void *source,
       combine(block, peer_bytes(t, (me + s) % n, src + off, count * elem_size, fetched), count);
     memcpy(static_cast<char *>(dest) + off, block, count * elem_size);
   }
-  sync(t);  // every share is final
-  for (int s = 1; s < n; ++s) {
-    const int m = (me + s) % n;
-    share(nelems, n, m, &lo, &hi);
-    char *at = static_cast<char *>(dest) + lo * elem_size;
-    copy_from(t, m, at, at, (hi - lo) * elem_size);
-  }
-  sync(t);  // nobody reads my dest any more
+  char *mine = static_cast<char *>(dest) + lo * elem_size;
+  for (int s = 1; s < n; ++s) peer::write(t.world[(me + s) % n], mine, mine, (hi - lo) * elem_size);
+  flush_writes();
+  sync(t);  // every share is in every dest
 }
 
 void copy_strided(char *to, ptrdiff_t to_stride, const char *from, ptrdiff_t from_stride,
