@@ -147,15 +147,23 @@ class MessageAtomics final : public atomics::AtomicBackend, public net::RequestH
   // them to arrive by quiet.
   void put(int pe, void *sym, const void *source, size_t bytes) {
     const size_t chunk = port->max_message() - sizeof(Place);
-    // The message: header, then the bytes. One allocation per put, not a thread_local buffer:
-    // exit() destroys thread_locals before the implicit finalize runs, and its barrier puts.
-    std::vector<uint8_t> m(sizeof(Place) + std::min(chunk, bytes));
+    // The message: header, then the bytes; in a buffer on the stack up to kStackPut bytes, else
+    // one allocation per put (not a thread_local buffer: exit() destroys thread_locals before
+    // the implicit finalize runs, and its barrier puts).
+    constexpr size_t kStackPut = 256;
+    alignas(16) uint8_t small[sizeof(Place) + kStackPut];
+    std::vector<uint8_t> large;
+    uint8_t *m = small;
+    if (bytes > kStackPut) {
+      large.resize(sizeof(Place) + std::min(chunk, bytes));
+      m = large.data();
+    }
     for (size_t off = 0; off < bytes; off += chunk) {
       const size_t n = std::min(chunk, bytes - off);
       const Place p = file_place(kPut, static_cast<char *>(sym) + off, n, pe);
-      memcpy(m.data(), &p, sizeof p);
-      memcpy(m.data() + sizeof p, static_cast<const char *>(source) + off, n);
-      port->post(via(pe), m.data(), sizeof p + n);
+      memcpy(m, &p, sizeof p);
+      memcpy(m + sizeof p, static_cast<const char *>(source) + off, n);
+      port->post(via(pe), m, sizeof p + n);
     }
   }
   void get(int pe, void *dest, const void *sym, size_t bytes, bool nbi) {

@@ -955,6 +955,9 @@ TEST(UdReliable, IdlePeersHoldNothing) {
   EXPECT_GT(net[1].ep.memory_bytes(), 0u);  // the cached reply
   net.quiesce();
   for (int me = 0; me < 4; ++me) EXPECT_EQ(net[me].ep.memory_bytes(), 0u);
+  // What they gave back is kept for reuse, within a bound that does not grow with the peers.
+  EXPECT_GT(net[0].ep.spare_bytes(), 0u);
+  for (int me = 0; me < 4; ++me) EXPECT_LE(net[me].ep.spare_bytes(), net[me].ep.spare_bound());
 
   struct Quiet : Callbacks {
     uint64_t now_ns() override { return 0; }

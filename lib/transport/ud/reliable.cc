@@ -123,6 +123,15 @@ struct Endpoint::Active {
   bool outstanding() const { return !out.empty() || !replies.empty(); }
 };
 
+// What the engine keeps for reuse instead of freeing (see new_out). Bounded: kSpareActives
+// Actives, max_window message nodes and as many reply nodes, copies of at most one segment.
+struct Endpoint::Spares {
+  std::vector<std::unique_ptr<Active>> actives;
+  std::vector<decltype(Active::out)::node_type> out;
+  std::vector<decltype(Active::replies)::node_type> replies;
+};
+constexpr size_t kSpareActives = 16;
+
 struct Endpoint::Peer {
   uint64_t next_seq;  // number of this PE's next new segment to the peer
   uint64_t expected;  // next segment number expected from the peer: the cumulative ack
@@ -172,6 +181,7 @@ Endpoint::Endpoint(const Config &config, Callbacks &callbacks)
   if (bad) fatal("ud::Endpoint", "bad configuration: %s", bad);
   peers_.resize(static_cast<size_t>(config.npes));
   scratch_reply_.resize(config.max_reply);
+  spares_ = std::make_unique<Spares>();
 }
 
 Endpoint::~Endpoint() = default;
@@ -193,7 +203,13 @@ Endpoint::Peer &Endpoint::peer_at(int peer, const char *routine) {
 
 Endpoint::Active &Endpoint::activate(int peer, Peer &p, uint64_t now) {
   if (!p.a) {
-    p.a = std::make_unique<Active>();
+    if (spares_->actives.empty()) {
+      p.a = std::make_unique<Active>();
+    } else {  // its maps are empty (settle)
+      p.a = std::move(spares_->actives.back());
+      spares_->actives.pop_back();
+      *p.a = Active{};
+    }
     Active &a = *p.a;
     a.una = a.next_send = a.high = a.rack_sent = p.next_seq;
     a.msg_start = p.expected;
@@ -225,7 +241,41 @@ void Endpoint::settle(Peer &p, uint64_t now) {
     a.replay_at = kNever;
   else if (a.replay_at == kNever)
     a.replay_at = now + a.reply_rto + config_.rack_delay_ns;  // the rack may wait that long
-  if (!a.outstanding() && a.early.empty()) p.a.reset();
+  if (!a.outstanding() && a.early.empty()) {
+    if (spares_->actives.size() < kSpareActives)
+      spares_->actives.push_back(std::move(p.a));
+    else
+      p.a.reset();
+  }
+}
+
+Endpoint::OutMsg &Endpoint::new_out(Active &a, uint64_t id) {
+  if (spares_->out.empty()) return a.out[id];
+  auto node = std::move(spares_->out.back());
+  spares_->out.pop_back();
+  node.key() = id;
+  OutMsg &m = node.mapped();
+  m.sent_at = kNever;  // the caller sets the rest; `data` keeps its capacity
+  return a.out.insert(a.out.end(), std::move(node))->second;  // ids grow: the newest is last
+}
+
+template <class It>
+It Endpoint::erase_out(Active &a, It it) {
+  if (spares_->out.size() >= config_.max_window || it->second.data.capacity() > payload_)
+    return a.out.erase(it);
+  It next = std::next(it);
+  auto node = a.out.extract(it);
+  node.mapped().reply.reset();
+  spares_->out.push_back(std::move(node));
+  return next;
+}
+
+std::vector<uint8_t> &Endpoint::new_reply(Active &a, uint64_t id) {
+  if (spares_->replies.empty()) return a.replies[id];
+  auto node = std::move(spares_->replies.back());
+  spares_->replies.pop_back();
+  node.key() = id;
+  return a.replies.insert(a.replies.end(), std::move(node))->second;  // ids grow
 }
 
 uint64_t Endpoint::rack(const Peer &p) const {
@@ -326,7 +376,7 @@ SendResult Endpoint::send(int peer, const void *msg, size_t len, Kind kind, uint
   Active &a = activate(peer, p, now);
   const uint64_t first = p.next_seq;
   p.next_seq += n;
-  OutMsg &m = a.out[p.next_seq - 1];
+  OutMsg &m = new_out(a, p.next_seq - 1);
   m.token = token;
   m.first = first;
   m.fetch = kind == Kind::kFetch;
@@ -381,11 +431,12 @@ void Endpoint::on_ack(int peer, Peer &p, uint64_t ack, uint64_t now, bool echo) 
   for (auto it = a.out.begin(); it != a.out.end() && it->first < ack;) {
     OutMsg &m = it->second;
     if (m.fetch) {
-      std::vector<uint8_t>().swap(m.data);  // delivered: only its reply is awaited
+      // Delivered: only its reply is awaited (a copy of one segment stays for reuse).
+      if (m.data.capacity() > payload_) std::vector<uint8_t>().swap(m.data);
       ++it;
     } else {
       const uint64_t token = m.token;
-      it = a.out.erase(it);
+      it = erase_out(a, it);
       cb_.on_acked(token);
     }
   }
@@ -397,7 +448,15 @@ void Endpoint::on_rack(Peer &p, uint64_t rack, uint64_t now, bool echo) {
   Active &a = *p.a;
   const auto end = a.replies.lower_bound(rack);
   if (end == a.replies.begin()) return;
-  a.replies.erase(a.replies.begin(), end);
+  for (auto it = a.replies.begin(); it != end;) {
+    if (spares_->replies.size() >= config_.max_window || it->second.capacity() > payload_) {
+      it = a.replies.erase(it);
+      continue;
+    }
+    auto next = std::next(it);
+    spares_->replies.push_back(a.replies.extract(it));
+    it = next;
+  }
   if (a.timed_reply < rack) {  // its first sending, received as such, and its release
     if (echo) sample_rtt(p, now - a.timed_reply_at);
     a.timed_reply = kNever;
@@ -470,7 +529,7 @@ void Endpoint::deliver(int peer, Peer &p, uint64_t id, bool fetch, const uint8_t
     fatal("ud::Endpoint", "handler wrote a reply of %zu bytes, capacity %zu", reply.len,
           reply.capacity);
   Active &a = activate(peer, p, now);
-  std::vector<uint8_t> &cached = a.replies[id];
+  std::vector<uint8_t> &cached = new_reply(a, id);
   cached.assign(reply.data, reply.data + reply.len);
   if (a.timed_reply == kNever) {
     a.timed_reply = id;
@@ -525,7 +584,7 @@ void Endpoint::on_reply_segment(int peer, Peer &p, const Header &h, const uint8_
   on_ack(peer, p, id + 1, now, false);  // a reply says its request arrived (its header's ack did)
   cb_.on_reply(m.token, bytes, len);
   a.reply_room -= m.reply_segs;
-  a.out.erase(it);
+  erase_out(a, it);
   if (id > a.replied_max) p.rack_echo = !(h.flags & kFlagResent);
   a.replied_max = std::max(a.replied_max, id);
   progress(p, a, now);
@@ -648,6 +707,20 @@ size_t Endpoint::memory_bytes() const {
     for (const auto &[id, r] : a->replies) total += kNodeBytes + sizeof(r) + r.capacity();
   }
   return total;
+}
+
+size_t Endpoint::spare_bytes() const {
+  size_t total = spares_->actives.size() * sizeof(Active);
+  for (const auto &n : spares_->out) total += kNodeBytes + sizeof(OutMsg) + n.mapped().data.capacity();
+  for (const auto &n : spares_->replies)
+    total += kNodeBytes + sizeof(std::vector<uint8_t>) + n.mapped().capacity();
+  return total;
+}
+
+size_t Endpoint::spare_bound() const {
+  return kSpareActives * sizeof(Active) +
+         config_.max_window * (2 * kNodeBytes + sizeof(OutMsg) + sizeof(std::vector<uint8_t>) +
+                               2 * payload_);
 }
 
 size_t Endpoint::memory_bound_per_peer() const {

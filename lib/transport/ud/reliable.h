@@ -184,6 +184,9 @@ class Endpoint {
 
   size_t payload_per_segment() const { return payload_; }
   size_t memory_bytes() const;  // buffers held by all peers now (not the fixed per-peer state)
+  // What the engine keeps for reuse, whatever the number of peers: at most spare_bound().
+  size_t spare_bytes() const;
+  size_t spare_bound() const;
   size_t memory_bound_per_peer() const;
   static size_t idle_peer_bytes();
   const Stats &stats() const { return stats_; }
@@ -200,11 +203,18 @@ class Endpoint {
   struct Segment;
   struct Active;
   struct Peer;
+  struct Spares;
   class Call;
 
   Peer &peer_at(int peer, const char *routine);
   Active &activate(int peer, Peer &p, uint64_t now);
   void settle(Peer &p, uint64_t now);
+  // The steady state allocates nothing: a peer's Active, a message's map node and copy, a
+  // cached reply's node go back to spares_ (bounded) and are taken from there.
+  OutMsg &new_out(Active &a, uint64_t id);
+  template <class It>
+  It erase_out(Active &a, It it);
+  std::vector<uint8_t> &new_reply(Active &a, uint64_t id);
   uint64_t rack(const Peer &p) const;
   void transmit(int peer, Peer &p, Header h, const void *payload, size_t len);
   void send_ack(int peer, Peer &p);
@@ -232,6 +242,7 @@ class Endpoint {
   std::vector<std::unique_ptr<Peer>> peers_;  // created on first use
   std::vector<int> listed_;  // peers with buffers or an ack owed: what poll looks at
   std::vector<uint8_t> scratch_msg_, scratch_reply_;  // a reassembled request, a handler's reply
+  std::unique_ptr<Spares> spares_;
   Stats stats_;
   bool in_call_ = false;
 };

@@ -462,7 +462,7 @@ Transport::Stats Transport::stats() {
     std::lock_guard<SpinLock> guard(lock_);
     if (engine_) {
       s.engine = engine_->stats();
-      s.memory_bytes = engine_->memory_bytes();
+      s.memory_bytes = engine_->memory_bytes() + engine_->spare_bytes();
       s.registered_bytes = mr_ ? mr_->length : 0;
     }
     s.received = received_;
