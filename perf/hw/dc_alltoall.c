@@ -20,6 +20,8 @@
  * order r+1, r+2, ...), then shmem_quiet; its time is from leaving the barrier to the end of the
  * quiet. Done twice (the first is where RC connects its queue pairs), a barrier after each:
  *   touch first|second N MAX_MS MEAN_MS    the slowest PE's time and the mean over PEs (ms)
+ * Before them, how long each PE's shmem_init took (monotonic clock around the call):
+ *   init N MAX_MS MEAN_MS                   the slowest PE's time and the mean over PEs (ms)
  * then PE 0 and PE N-1 call shmemx_info_print() and print its network state line as
  *   state PE QPS QUEUE_KIB LANE_KIB PEER_BYTES
  * (the library's line: "N queue pairs, Q KiB in their queues, L KiB in lanes (...), B bytes per
@@ -29,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int me, npes;
@@ -79,9 +82,18 @@ static void print_state(void) {
   fflush(stdout);
 }
 
-static int touch(void) {
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int touch(double init_s) {
   long *slot = shmem_calloc((size_t)npes, sizeof(long));
   double *times = shmem_calloc((size_t)npes, sizeof(double));
+  double sum, min, max;
+  gather(times, init_s, &sum, &min, &max);
+  if (me == 0) printf("init %d %.3f %.3f\n", npes, max * 1e3, sum / npes * 1e3);
   shmem_barrier_all();
   shmem_barrier_all();
   static const char *const names[] = {"first", "second"};
@@ -92,7 +104,6 @@ static int touch(void) {
     for (int k = 1; k < npes; k++) shmem_putmem(&slot[me], &value, sizeof value, (me + k) % npes);
     shmem_quiet();
     const double t = shmemx_wtime() - t0;
-    double sum, min, max;
     gather(times, t, &sum, &min, &max); /* its barriers complete the round */
     for (int p = 0; p < npes; p++)
       if (p != me && slot[p] != round * npes + p + 1)
@@ -113,11 +124,13 @@ static int touch(void) {
 }
 
 int main(int argc, char **argv) {
+  const double t0 = now_s();
   shmem_init();
+  const double init_s = now_s() - t0;
   me = shmem_my_pe();
   npes = shmem_n_pes();
   if (argc > 1 && strcmp(argv[1], "--touch") == 0) {
-    touch();
+    touch(init_s);
     shmem_finalize();
     return 0;
   }

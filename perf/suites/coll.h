@@ -58,7 +58,7 @@ static const struct coll_op coll_ops[] = {
     {"collect.team", K_COLLECT, F_TEAM, BK_TEAM_COLLECT},
 };
 
-static const long coll_sizes[] = {8, 1024, 65536, 1048576}; /* bytes per PE */
+static const long coll_sizes[] = {8, 64, 1024, 8192, 65536, 262144, 1048576}; /* bytes per PE */
 #define COLL_MAX_BYTES 1048576L
 #define COLL_ROOT 0
 

@@ -4,19 +4,23 @@
 # perf/compare.sh builds) compiled with hoshmem's oshcc and with Open MPI's OSHMEM oshcc, run on
 # 2 PEs in one run, paired:
 #   rc   over softhca, a node per PE: hoshmem HOSHMEM_PES_PER_NODE=1 HOSHMEM_ATOMICS=hw
-#        HOSHMEM_TRANSPORT=rc  vs  OSHMEM UCX_TLS=rc_mlx5,ud_mlx5:aux; limit: perf/hw/verbs_rc
+#        HOSHMEM_TRANSPORT=rc  vs  OSHMEM UCX_TLS=rc_mlx5,ud_mlx5:aux; limit: perf/hw/verbs_rc;
+#        same-path limit: perf/hw/raw_rc (WQEs written by lib/transport/ib, doorbell record and
+#        doorbell store, CQEs polled by owner bit: the path both libraries take; see limits.sh)
 #   dc   the same with HOSHMEM_TRANSPORT=dc vs dc_mlx5,ud_mlx5:aux; limit: perf/hw/verbs_dc
 #   ud   HOSHMEM_ATOMICS=sw HOSHMEM_TRANSPORT=ud vs ud_mlx5; limit: perf/hw/verbs_ud (poll mode
 #        request/answer round trip for put_lat/get_lat, its 8-byte rate for put_nbi_rate)
 #   shm  one node, shared memory, no softhca: both libraries' defaults (as perf/compare.sh)
 # and prints one table per pairing: ratio = oshmem/hoshmem for latencies (us), hoshmem/oshmem for
-# rates: > 1 means hoshmem is better. Numbers, not a test: nothing here asserts a timing, but a
+# rates: > 1 means hoshmem is better. "vs same" = hoshmem / same-path limit for latencies, limit
+# / hoshmem for rates: how far hoshmem is from the same path with no library (1.0: at the limit). Numbers, not a test: nothing here asserts a timing, but a
 # program's verification errors (ERROR lines) and failed runs are printed.
 #   --quick    short timed loops (bench -q); --prefix: use an installed hoshmem instead of
 #              `bazel run //:install`; --keep: keep the work directory; --only rc|dc|ud|shm;
 #   --from DIR print the tables again from a kept run's raw outputs (DIR = its "raw outputs")
 # Environment: SBS_TIMEOUT (seconds per program run, default 300), SBS_ALL_ROWS=1 (every row;
-# default: putget, the long/uint64 blocking AMOs, barriers and the sum_long reductions).
+# default: putget with the message rates of 8-byte put_nbi and get_nbi, the long/uint64 blocking
+# AMOs, barriers and the sum_long reductions of 8 B-1 MiB).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 perf="$root/perf"
@@ -82,6 +86,9 @@ log "compiling perf/hw/verbs_rc.c, verbs_dc.c, verbs_ud.c"
 cc -O2 -I"$perf/hw" "$perf/hw/verbs_rc.c" -o "$work/bin/verbs_rc" -libverbs || exit 1
 cc -O2 -I"$perf/hw" "$perf/hw/verbs_dc.c" -o "$work/bin/verbs_dc" -libverbs -lmlx5 || exit 1
 cc -O2 -I"$perf/hw" "$perf/hw/verbs_ud.c" -o "$work/bin/verbs_ud" -libverbs || exit 1
+c++ -std=c++20 -O2 -I"$root" "$perf/hw/raw_rc.cc" "$root/lib/transport/ib/queue.cc" \
+  "$root/lib/transport/ib/wqe.cc" "$root/lib/atomics/hca_encoding.cc" -o "$work/bin/raw_rc" \
+  -libverbs -lmlx5 || exit 1
 "$softhca" true || exit 1  # build the model now, not inside a timed run
 lib=$(cd "${SOFTHCA_BUILD_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/softhca}" && pwd -P)
 
@@ -139,7 +146,8 @@ for p in "${pairings[@]}"; do
     esac
   done
   case $p in
-    rc) run "$work/out/rc.verbs" "verbs_rc" "$softhca" "$work/bin/verbs_rc" "$verbs_iters" ;;
+    rc) run "$work/out/rc.verbs" "verbs_rc" "$softhca" "$work/bin/verbs_rc" "$verbs_iters"
+        run "$work/out/rc.raw" "raw_rc" "$softhca" "$work/bin/raw_rc" "$verbs_iters" ;;
     dc) run "$work/out/dc.verbs" "verbs_dc" "$softhca" "$work/bin/verbs_dc" "$verbs_iters" ;;
     ud) run "$work/out/ud.verbs" "verbs_ud" "$softhca" "$work/bin/verbs_ud" "$verbs_iters" ;;
   esac
@@ -154,6 +162,16 @@ for p in "${pairings[@]}"; do
       ud && $1 == "pp" && $2 == "poll" { print "put_lat", $3, $5 / 1000, "us"; print "get_lat", $3, $5 / 1000, "us" }
       ud && $1 == "rate" && $2 == "poll" { print "put_nbi_rate", $3, $4, "Mops/s" }
     ' "$work/out/$p.verbs" >"$work/out/$p.limit"
+  fi
+  # the same-path limit's lines, named as limits.sh names them
+  if [[ -f "$work/out/$p.raw" ]]; then
+    awk '
+      $2 == "put" || $2 == "get" { print $2 "_lat", $3, $4 / 1000, "us"; next }
+      $2 == "put_nbi" { print "put_nbi_rate", $3, $4, "Mops/s"; next }
+      $2 ~ /^amo_/ { n = $2; sub(/^amo_/, "", n)
+        print "amo_" ($3 == 4 ? "int" : "long") "_" n "_" ($1 == "lat" ? "lat" : "rate"), $3,
+          $1 == "lat" ? $4 / 1000 : $4, $1 == "lat" ? "us" : "Mops/s" }
+    ' "$work/out/$p.raw" >"$work/out/$p.same"
   fi
 done
 elapsed=$((SECONDS - start))
@@ -172,7 +190,8 @@ for p in "${pairings[@]}"; do
     ud) echo; echo "## ud: hoshmem HOSHMEM_TRANSPORT=ud ATOMICS=sw, a node per PE | OSHMEM ud_mlx5 | limit verbs_ud (poll round trip)" ;;
     shm) echo; echo "## shm: one node, shared memory, no softhca (both libraries' defaults)" ;;
   esac
-  awk -v all="${SBS_ALL_ROWS:-0}" -v H="$work/out/$p.hoshmem" -v O="$work/out/$p.oshmem" -v L="$work/out/$p.limit" '
+  awk -v all="${SBS_ALL_ROWS:-0}" -v H="$work/out/$p.hoshmem" -v O="$work/out/$p.oshmem" \
+    -v L="$work/out/$p.limit" -v S="$work/out/$p.same" '
     function num(v) { return v ~ /^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$/ }
     function fmt(v) { return num(v) ? sprintf("%.4g", v) : (v == "" ? "-" : v) }
     function ratio(a, b, lat) {
@@ -181,6 +200,7 @@ for p in "${pairings[@]}"; do
     }
     function keep(name) {
       if (all) return 1
+      if (name ~ /^(put|get)_nbi_rate$/) return 1  # message rates of small puts and gets
       if (name ~ /^amo_(int|uint32)_/ || name ~ /_nbi_(lat|rate)$/) return 0
       if (name ~ /^amo_|^barrier|^sync\.|^sum_long\.|^(put|get|p|g)_|^putmem_bw|^getmem_bw|_rate$/) return 1
       return 0
@@ -195,14 +215,16 @@ for p in "${pairings[@]}"; do
       }
     }
     BEGIN {
-      load(H, 1); load(O, 2); load(L, 3)
-      printf "%-30s %7s %7s %10s %10s %8s %10s\n", "benchmark", "size", "unit", "hoshmem", "oshmem", "ratio", "limit"
+      load(H, 1); load(O, 2); load(L, 3); load(S, 4)
+      printf "%-30s %7s %7s %10s %10s %8s %10s %10s %9s\n", "benchmark", "size", "unit", "hoshmem",
+        "oshmem", "ratio", "limit", "same-path", "vs same"
       for (k = 1; k <= nk; k++) {
         key = order[k]; split(key, p, SUBSEP)
         if (!keep(p[1])) continue
-        for (i = 1; i <= 3; i++) v[i] = err[i, key] ? "ERR" : val[i, key]
-        printf "%-30s %7s %7s %10s %10s %8s %10s\n", p[1], p[2], unit[key], fmt(v[1]), fmt(v[2]),
-          ratio(v[1], v[2], unit[key] == "us"), fmt(v[3])
+        for (i = 1; i <= 4; i++) v[i] = err[i, key] ? "ERR" : val[i, key]
+        printf "%-30s %7s %7s %10s %10s %8s %10s %10s %9s\n", p[1], p[2], unit[key], fmt(v[1]),
+          fmt(v[2]), ratio(v[1], v[2], unit[key] == "us"), fmt(v[3]), fmt(v[4]),
+          ratio(v[4], v[1], unit[key] == "us")
       }
     }'
   grep -h '^ERROR\|^# .* exited with status' "$work/out/$p.hoshmem" "$work/out/$p.oshmem" | sed 's/^/# /'
