@@ -161,7 +161,7 @@ def side_by_side():
     for tr, limit in limits.items():
         rows = read(f"sbs_{tr}.csv")
         where = f"{tr} across 2 model nodes" if limit else "one node (shm)"
-        where += " (2026-11-26T10:15Z)"
+        where += " (2026-11-29T04:55Z)"
         libs = [("hoshmem", "hoshmem"), ("OSHMEM 4.1.4 + UCX 1.13.1", "oshmem")]
         if limit:
             libs.append((f"limit ({limit})", "limit"))
