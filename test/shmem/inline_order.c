@@ -1,10 +1,10 @@
-/* The orders small operations to another node keep, whichever path posts them (the inline paths
- * of lib/core/rdma_inline.h or the general one): a get or g sees this PE's earlier put or p to
- * the same address; an AMO sees an earlier put to its word and a g an earlier AMO; a put of any
- * size up to 256 bytes (past the queues' inline limit, 220 at most) carries its bytes, on the heap and in the globals; runs of non-blocking
- * puts and adds longer than a queue's room and signal counts come back intact after quiet.
- * Each PE works on its right neighbour's memory only (nobody else writes there), without
- * waiting for the neighbour between rounds. */
+/* The orders small operations to another node keep, whichever path posts them (the inline paths of
+ * lib/core/rdma_inline.h or the general one): a get or g sees this PE's earlier put or p to the
+ * same address; an AMO sees an earlier put to its word and a g an earlier AMO; a put of any size up
+ * to 256 bytes (past the queues' inline limit, 220 at most) carries its bytes, on the heap and in
+ * the globals; runs of non-blocking puts and adds longer than a queue's room and signal counts come
+ * back intact after quiet. Each PE works on its right neighbour's memory only (nobody else writes
+ * there), without waiting for the neighbour between rounds. */
 #include "shtest.h"
 
 #define SLOT 256

@@ -55,7 +55,8 @@ TEST(PutCopy, EveryVariantCopiesEverySizeExactly) {
     // last sizes it takes) and memcpy beyond it (a head of more than 1 MiB).
     for (size_t bytes : {2048 + 65, 4096, 8192 + 64, 65536 + 13, (1 << 20) + 64, (1 << 20) + 65,
                          (1 << 20) + 200})
-      for (size_t mis : {0, 1, 16, 31, 32, 48, 63}) check_variant(variants[k], bytes, mis, (mis * 5) % 64);
+      for (size_t mis : {0, 1, 16, 31, 32, 48, 63})
+        check_variant(variants[k], bytes, mis, (mis * 5) % 64);
   }
   EXPECT_GE(ran, 1);  // sse2 runs on every x86-64, generic on every aarch64
 }

@@ -173,8 +173,9 @@ inline void Transport::update_add_budget(Lane *l, Endpoint *ep) const {
 // folded into the budget: no Action, no fence (the budget is zero when one is due), a
 // completion every atomic_signal_every (at most rd_depth_ / 2, which also keeps a signaled
 // WQE among any rd_depth_ in flight, so that waiting for room always ends).
-// Over plain verbs the quiet's zero-length write keeps going to the last address submit() saw
-// (any address of the peer's registered segments will do). False, having done nothing: take atomic_add_nbi.
+// Over plain verbs the quiet's zero-length write keeps going to the last address submit() saw (any
+// address of the peer's registered segments will do). False, having done nothing: take
+// atomic_add_nbi.
 inline bool Transport::try_add_inline(LaneTable lanes, int lane, int pe, uint64_t addend,
                                       ib::RemoteAddr target) {
   Lane *l = lanes[lane].get();
@@ -286,12 +287,12 @@ inline bool Transport::try_get_inline(Transport *t, int lane, int pe, void *dest
   return true;
 }
 
-// submit()'s work for one inline write of at most max_inline() bytes (from the endpoint's
-// template up to WriteInlineTemplate::kMaxBytes), with its checks in the order submit() makes
-// them: no fence due, room for the largest WQE, a CQ credit when this one is signaled (every
-// signal_every, or the queue was idle: signal_when_idle). Writes need neither a read/atomic slot nor a
-// fence of their own; after one, the next read or atomic must be fenced, so the add budget
-// ends (update_add_budget's rule). False, having done nothing: take put().
+// submit()'s work for one inline write of at most max_inline() bytes (from the endpoint's template
+// up to WriteInlineTemplate::kMaxBytes), with its checks in the order submit() makes them: no fence
+// due, room for the largest WQE, a CQ credit when this one is signaled (every signal_every, or the
+// queue was idle: signal_when_idle). Writes need neither a read/atomic slot nor a fence of their
+// own; after one, the next read or atomic must be fenced, so the add budget ends
+// (update_add_budget's rule). False, having done nothing: take put().
 template <bool Dc>
 inline bool Transport::try_put_inline(LaneTable lanes, int lane, int pe, const void *data,
                                       uint32_t length, ib::RemoteAddr target) {

@@ -1216,9 +1216,8 @@ uint64_t Transport::ask_completion(Lane *l, Endpoint *ep) {
   // A pending fence stays for the next real operation, and the NOP carries no data that a later
   // read or atomic could pass.
   const bool fence = ep->fence_next, unfenced = ep->write_unfenced;
-  const uint64_t last =
-      submit(l, ep, Wqe{raw_ ? Wqe::kNop : Wqe::kWrite, nullptr, {0, 0}, 0, ep->last_remote, nullptr},
-             Action{}, true);
+  const Wqe nop{raw_ ? Wqe::kNop : Wqe::kWrite, nullptr, {0, 0}, 0, ep->last_remote, nullptr};
+  const uint64_t last = submit(l, ep, nop, Action{}, true);
   ep->fence_next = fence;
   ep->write_unfenced = unfenced;
   update_add_budget(l, ep);

@@ -209,10 +209,10 @@ class Transport {
   [[gnu::always_inline]] static inline bool try_add_inline(LaneTable lanes, int lane, int pe,
                                                            uint64_t addend,
                                                            ib::RemoteAddr target);
-  // The same for a put of 1 to max_inline() bytes (p, put, put_nbi of small sizes to another
-  // node; up to WriteInlineTemplate::kMaxBytes from the endpoint's template): an endpoint of the raw path that put() has used (over DC, the
-  // initiator the peer keeps), with room and no fence due. The data is in the WQE when it
-  // returns true.
+  // The same for a put of 1 to max_inline() bytes (p, put, put_nbi of small sizes to another node;
+  // up to WriteInlineTemplate::kMaxBytes from the endpoint's template): an endpoint of the raw path
+  // that put() has used (over DC, the initiator the peer keeps), with room and no fence due. The
+  // data is in the WQE when it returns true.
   template <bool Dc>  // the lane's endpoints are DC initiators
   [[gnu::always_inline]] static inline bool try_put_inline(LaneTable lanes, int lane, int pe,
                                                            const void *data, uint32_t length,

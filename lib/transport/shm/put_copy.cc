@@ -74,32 +74,32 @@ inline void put_head_pieces(char *to, const char *from, size_t head) {
   }
 }
 
-// One copy routine per CPU level, compiled for that level (TARGET) with moves of W bytes; SMALL
-// copies fewer than 64 bytes, SHORT_HEAD a head shorter than W. First the bytes before the last
-// 64 (the head), possibly more than once: blocks of four W-byte moves (four loads, then four
-// stores), then single moves, the last ending at the head's end and overlapping the one before
-// it. Then the last 64 bytes as TAIL_MOVES stores, in address order. After the small sizes, the
-// common case (a head of W to kMemcpyHead bytes) is tested first and alone: at 64-512 bytes
-// every branch before the first move costs about as much as a move. With 32- or 64-byte moves, a
-// head up to kAlignedHead moves its first W bytes, then goes on from the first W-aligned
-// destination (16-byte moves there take twice memcpy's time: SSE2 and aarch64 keep memcpy). Each routine starts on a
-// 64-byte line: where the linker happened to put it moved a 128-byte put by 25% (2.3 or 2.9 ns).
 // The head's moves of W bytes from byte `start` on (the bytes before it are written already).
-#define HOSHMEM_PUT_COPY_HEAD(W, start)                                                             \
-  {                                                                                              \
-    size_t i = (start);                                                                          \
-    for (; i + 4 * W <= head; i += 4 * W) {                                                      \
-      const Wide a = *(const Wide *)(from + i), b = *(const Wide *)(from + i + W);               \
-      const Wide c = *(const Wide *)(from + i + 2 * W), d = *(const Wide *)(from + i + 3 * W);   \
-      *(Wide *)(to + i) = a;                                                                     \
-      *(Wide *)(to + i + W) = b;                                                                 \
-      *(Wide *)(to + i + 2 * W) = c;                                                             \
-      *(Wide *)(to + i + 3 * W) = d;                                                             \
-    }                                                                                            \
-    for (; i + W < head; i += W) *(Wide *)(to + i) = *(const Wide *)(from + i);                  \
-    *(Wide *)(to + head - W) = *(const Wide *)(from + head - W);                                 \
+#define HOSHMEM_PUT_COPY_HEAD(W, start)                                                            \
+  {                                                                                                \
+    size_t i = (start);                                                                            \
+    for (; i + 4 * W <= head; i += 4 * W) {                                                        \
+      const Wide a = *(const Wide *)(from + i), b = *(const Wide *)(from + i + W);                 \
+      const Wide c = *(const Wide *)(from + i + 2 * W), d = *(const Wide *)(from + i + 3 * W);     \
+      *(Wide *)(to + i) = a;                                                                       \
+      *(Wide *)(to + i + W) = b;                                                                   \
+      *(Wide *)(to + i + 2 * W) = c;                                                               \
+      *(Wide *)(to + i + 3 * W) = d;                                                               \
+    }                                                                                              \
+    for (; i + W < head; i += W) *(Wide *)(to + i) = *(const Wide *)(from + i);                    \
+    *(Wide *)(to + head - W) = *(const Wide *)(from + head - W);                                   \
   }
 
+// One copy routine per CPU level, compiled for that level (TARGET) with moves of W bytes; SMALL
+// copies fewer than 64 bytes, SHORT_HEAD a head shorter than W. First the bytes before the last 64
+// (the head), possibly more than once: blocks of four W-byte moves (four loads, then four stores),
+// then single moves, the last ending at the head's end and overlapping the one before it. Then the
+// last 64 bytes as TAIL_MOVES stores, in address order. After the small sizes, the common case (a
+// head of W to kMemcpyHead bytes) is tested first and alone: at 64-512 bytes every branch before
+// the first move costs about as much as a move. With 32- or 64-byte moves, a head up to
+// kAlignedHead moves its first W bytes, then goes on from the first W-aligned destination (16-byte
+// moves there take twice memcpy's time: SSE2 and aarch64 keep memcpy). Each routine starts on a
+// 64-byte line: where the linker happened to put it moved a 128-byte put by 25% (2.3 or 2.9 ns).
 #define HOSHMEM_DEFINE_PUT_COPY(NAME, TARGET, W, TAIL_MOVES, SMALL, SHORT_HEAD)                \
   TARGET __attribute__((aligned(64))) void NAME(char *to, const void *source, size_t bytes) { \
     typedef long long Wide __attribute__((__vector_size__(W), __aligned__(1), __may_alias__)); \
@@ -109,10 +109,10 @@ inline void put_head_pieces(char *to, const char *from, size_t head) {
     if (bytes < 64) return SMALL(to, from, bytes);                                           \
     const size_t head = bytes - 64;                                                          \
     if (__builtin_expect(head - W <= kMemcpyHead - W, 1)) { /* W <= head <= kMemcpyHead */   \
-      HOSHMEM_PUT_COPY_HEAD(W, 0)                                                               \
+      HOSHMEM_PUT_COPY_HEAD(W, 0)                                                            \
     } else if (head < W) {                                                                   \
       SHORT_HEAD(to, from, head);                                                            \
-    } else if (W >= 32 && head <= kAlignedHead) { /* a move, then aligned destinations */   \
+    } else if (W >= 32 && head <= kAlignedHead) { /* a move, then aligned destinations */    \
       *(Wide *)to = *(const Wide *)from;                                                     \
       HOSHMEM_PUT_COPY_HEAD(W, W - (reinterpret_cast<uintptr_t>(to) & (W - 1)))              \
     } else {                                                                                 \

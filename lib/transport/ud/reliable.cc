@@ -711,7 +711,8 @@ size_t Endpoint::memory_bytes() const {
 
 size_t Endpoint::spare_bytes() const {
   size_t total = spares_->actives.size() * sizeof(Active);
-  for (const auto &n : spares_->out) total += kNodeBytes + sizeof(OutMsg) + n.mapped().data.capacity();
+  for (const auto &n : spares_->out)
+    total += kNodeBytes + sizeof(OutMsg) + n.mapped().data.capacity();
   for (const auto &n : spares_->replies)
     total += kNodeBytes + sizeof(std::vector<uint8_t>) + n.mapped().capacity();
   return total;
