@@ -175,7 +175,16 @@ struct Env {
             "there?)", static_cast<const void *>(lock), home);
     return answer;
   }
-  void post(Request request) { messages_lock_post(home, request, key); }
+  // A release or the end of a migration waits for the manager's answer: it is in effect when
+  // the call returns, as on the home's node. Sent without waiting, it could still be in flight
+  // (or resent after a loss) when a barrier lets another PE find the lock held: test_lock then
+  // failed on a free lock (lock_k1_ud_loss, with the model losing UD datagrams).
+  void post(Request request) {
+    if (static_cast<Answer>(messages_lock(home, request, key)) != kGranted)
+      fatal(routine, "lock %p: its home PE %d refused %s from PE %d, which it did not expect",
+            static_cast<const void *>(lock), home,
+            request == kRelease ? "the release" : "the end of a migration", rt.me);
+  }
   void count(Event e) {
     switch (e) {
       case Event::kToCpu: return hybrid_lock::count(g.to_cpu);

@@ -532,11 +532,6 @@ uint8_t messages_lock(int pe, uint8_t request, uint64_t key) {
   return answer;
 }
 
-void messages_lock_post(int pe, uint8_t request, uint64_t key) {
-  const LockMessage m{kLock, request, {}, pe, key};
-  g_am->port->post(g_am->via(pe), &m, sizeof m);
-}
-
 void messages_put(int pe, void *sym, const void *source, size_t bytes) {
   g_am->put(pe, sym, source, bytes);
 }

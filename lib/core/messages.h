@@ -42,10 +42,8 @@ void messages_get(int pe, void *dest, const void *sym, size_t bytes, bool nbi);
 // on return.
 void messages_accumulate(int pe, void *sym, uint8_t type, uint8_t op, size_t elem,
                          const void *source, size_t bytes, bool locked, const char *routine);
-// A hybrid lock's request to its manager on PE `pe` (lib/core/hybrid_lock.h): the answer; or
-// posted, for a request whose answer nobody waits for.
+// A hybrid lock's request to its manager on PE `pe` (lib/core/hybrid_lock.h): the answer.
 uint8_t messages_lock(int pe, uint8_t request, uint64_t key);
-void messages_lock_post(int pe, uint8_t request, uint64_t key);
 // Finalize, after its quiet and barrier: a peer that stops answering is closing, not dead.
 void messages_closing();
 void messages_stop();
